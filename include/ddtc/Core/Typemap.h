@@ -1,0 +1,52 @@
+//===- Typemap.h - Reference meaning of a datatype ----------------*- C++ -*-===//
+//
+// The reference semantics every generated kernel is checked against: the
+// bytes of `count` instances of a type, in pack order, as maximal contiguous
+// runs, and host pack/unpack built on them. Proven equal to MPI_Pack.
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_CORE_TYPEMAP_H
+#define DDTC_CORE_TYPEMAP_H
+
+#include "ddtc/Core/Datatype.h"
+
+#include <functional>
+
+namespace ddtc {
+
+/// A contiguous run of bytes at `offset` from the buffer origin.
+struct Run {
+  int64_t offset;
+  int64_t length;
+  bool operator==(const Run &o) const {
+    return offset == o.offset && length == o.length;
+  }
+};
+
+/// Calls `fn` with each maximal contiguous run of `count` instances, in pack
+/// order (instance i starts at i * extent). Runs that touch are merged.
+void forEachRun(const Datatype &type, int64_t count,
+                const std::function<void(const Run &)> &fn);
+
+/// The runs of forEachRun, collected.
+std::vector<Run> flatten(const Datatype &type, int64_t count);
+
+/// The bytes [lo, hi) of the buffer origin that `count` instances touch
+/// (lo == hi when they touch none). Sets `error` on 64-bit overflow.
+bool touchedSpan(const Datatype &type, int64_t count, int64_t &lo, int64_t &hi,
+                 std::string &error);
+
+/// The packed size of `count` instances, or -1 on 64-bit overflow.
+int64_t packedSize(const Datatype &type, int64_t count);
+
+/// Copies the data of `count` instances from `origin` (the address of
+/// displacement 0) into `packed`, in pack order, as MPI_Pack does.
+void referencePack(const Datatype &type, int64_t count, const void *origin,
+                   void *packed);
+/// The inverse: scatters `packed` into the instances at `origin`.
+void referenceUnpack(const Datatype &type, int64_t count, const void *packed,
+                     void *origin);
+
+} // namespace ddtc
+
+#endif // DDTC_CORE_TYPEMAP_H

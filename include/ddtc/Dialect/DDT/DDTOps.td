@@ -1,0 +1,178 @@
+//===- DDTOps.td - Ops of the ddt dialect ------------------*- tablegen -*-===//
+//
+// One op per MPI type constructor. Arguments are written in the order of the
+// MPI C binding, old type(s) last, as in the .ddt spec language.
+//===----------------------------------------------------------------------===//
+
+#ifndef DDT_OPS_TD
+#define DDT_OPS_TD
+
+include "ddtc/Dialect/DDT/DDTDialect.td"
+include "ddtc/Dialect/DDT/DDTInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class DDT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DDT_Dialect, mnemonic, traits>;
+
+/// A type constructor: pure, produces one datatype.
+class DDT_ConstructorOp<string mnemonic>
+    : DDT_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<DDT_ConstructorOpInterface>]> {
+  let results = (outs DDT_DatatypeType:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def DDT_DefineOp : DDT_Op<"define", [Symbol, IsolatedFromAbove, SingleBlock,
+                                     NoRegionArguments]> {
+  let summary = "a named datatype";
+  let description = [{
+    Gives a name to the datatype its body yields. The body holds the whole
+    constructor tree, so each definition can be lowered on its own.
+
+    ```mlir
+    ddt.define @col {
+      %0 = ddt.primitive MPI_DOUBLE
+      %1 = ddt.vector 3, 2, 5, %0
+      ddt.yield %1
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let extraClassDeclaration = [{
+    /// The op whose result the body yields.
+    ::mlir::Value getYieldedType();
+  }];
+}
+
+def DDT_YieldOp : DDT_Op<"yield", [Pure, Terminator,
+                                   HasParent<"DefineOp">]> {
+  let summary = "the datatype a definition names";
+  let arguments = (ins DDT_DatatypeType:$datatype);
+  let assemblyFormat = "$datatype attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Constructors
+//===----------------------------------------------------------------------===//
+
+def DDT_PrimitiveOp : DDT_ConstructorOp<"primitive"> {
+  let summary = "a predefined MPI datatype";
+  let description = [{
+    A named type of the MPI C binding, written by its MPI name
+    (`MPI_DOUBLE`, `MPI_DOUBLE_INT`, ...); C spellings are accepted when
+    parsing a single word (`double`, `int64_t`).
+  }];
+  let arguments = (ins StrAttr:$name);
+  let assemblyFormat = "custom<PrimitiveName>($name) attr-dict";
+}
+
+def DDT_ContiguousOp : DDT_ConstructorOp<"contiguous"> {
+  let summary = "MPI_Type_contiguous";
+  let arguments = (ins I64Attr:$count, DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$count `,` $oldtype attr-dict";
+}
+
+def DDT_VectorOp : DDT_ConstructorOp<"vector"> {
+  let summary = "MPI_Type_vector: stride in extents of the old type";
+  let arguments = (ins I64Attr:$count, I64Attr:$blocklen, I64Attr:$stride,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat =
+      "$count `,` $blocklen `,` $stride `,` $oldtype attr-dict";
+}
+
+def DDT_HVectorOp : DDT_ConstructorOp<"hvector"> {
+  let summary = "MPI_Type_create_hvector: stride in bytes";
+  let arguments = (ins I64Attr:$count, I64Attr:$blocklen, I64Attr:$stride,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat =
+      "$count `,` $blocklen `,` $stride `,` $oldtype attr-dict";
+}
+
+def DDT_IndexedOp : DDT_ConstructorOp<"indexed"> {
+  let summary = "MPI_Type_indexed: displacements in extents of the old type";
+  let arguments = (ins DenseI64ArrayAttr:$blocklens, DenseI64ArrayAttr:$displs,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$blocklens `,` $displs `,` $oldtype attr-dict";
+}
+
+def DDT_HIndexedOp : DDT_ConstructorOp<"hindexed"> {
+  let summary = "MPI_Type_create_hindexed: displacements in bytes";
+  let arguments = (ins DenseI64ArrayAttr:$blocklens, DenseI64ArrayAttr:$displs,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$blocklens `,` $displs `,` $oldtype attr-dict";
+}
+
+def DDT_IndexedBlockOp : DDT_ConstructorOp<"indexed_block"> {
+  let summary = "MPI_Type_create_indexed_block: displacements in extents";
+  let arguments = (ins I64Attr:$blocklen, DenseI64ArrayAttr:$displs,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$blocklen `,` $displs `,` $oldtype attr-dict";
+}
+
+def DDT_HIndexedBlockOp : DDT_ConstructorOp<"hindexed_block"> {
+  let summary = "MPI_Type_create_hindexed_block: displacements in bytes";
+  let arguments = (ins I64Attr:$blocklen, DenseI64ArrayAttr:$displs,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$blocklen `,` $displs `,` $oldtype attr-dict";
+}
+
+def DDT_StructOp : DDT_ConstructorOp<"struct"> {
+  let summary = "MPI_Type_create_struct: displacements in bytes";
+  let arguments = (ins DenseI64ArrayAttr:$blocklens, DenseI64ArrayAttr:$displs,
+                       Variadic<DDT_DatatypeType>:$types);
+  let assemblyFormat =
+      "$blocklens `,` $displs `,` `(` $types `)` attr-dict";
+}
+
+def DDT_SubarrayOp : DDT_ConstructorOp<"subarray"> {
+  let summary = "MPI_Type_create_subarray";
+  let description = [{
+    `order` is `C` (last dimension fastest) or `Fortran` (first fastest).
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$subsizes,
+                       DenseI64ArrayAttr:$starts, BoolAttr:$fortran,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = [{
+    $sizes `,` $subsizes `,` $starts `,` custom<ArrayOrder>($fortran) `,`
+    $oldtype attr-dict
+  }];
+}
+
+def DDT_DarrayOp : DDT_ConstructorOp<"darray"> {
+  let summary = "MPI_Type_create_darray";
+  let description = [{
+    Arguments: the number of processes, this process's rank, the global
+    sizes, the distribution of each dimension (`block`, `cyclic`, `none`),
+    its distribution argument (an integer or `default`), the process grid
+    (row-major, as MPI defines it) and the array order (`C` or `Fortran`).
+  }];
+  let arguments = (ins I64Attr:$size, I64Attr:$rank, DenseI64ArrayAttr:$gsizes,
+                       DenseI32ArrayAttr:$distribs, DenseI64ArrayAttr:$dargs,
+                       DenseI64ArrayAttr:$psizes, BoolAttr:$fortran,
+                       DDT_DatatypeType:$oldtype);
+  let assemblyFormat = [{
+    $size `,` $rank `,` $gsizes `,` custom<Distributions>($distribs) `,`
+    custom<Dargs>($dargs) `,` $psizes `,` custom<ArrayOrder>($fortran) `,`
+    $oldtype attr-dict
+  }];
+}
+
+def DDT_ResizedOp : DDT_ConstructorOp<"resized"> {
+  let summary = "MPI_Type_create_resized";
+  let arguments = (ins I64Attr:$lb, I64Attr:$extent, DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$lb `,` $extent `,` $oldtype attr-dict";
+}
+
+def DDT_DupOp : DDT_ConstructorOp<"dup"> {
+  let summary = "MPI_Type_dup";
+  let arguments = (ins DDT_DatatypeType:$oldtype);
+  let assemblyFormat = "$oldtype attr-dict";
+}
+
+#endif // DDT_OPS_TD

@@ -1,0 +1,28 @@
+//===- Layout.h - Layout figures of one constructor call ----------*- C++ -*-===//
+
+#ifndef DDTC_LIB_CORE_LAYOUT_H
+#define DDTC_LIB_CORE_LAYOUT_H
+
+#include "ddtc/Core/Datatype.h"
+
+namespace ddtc {
+
+/// Computes size, bounds and true bounds of a constructor call whose
+/// arguments passed checkArguments and whose children are built. Returns
+/// false with `error` set when a figure overflows 64 bits.
+bool computeLayout(const TypeArgs &args, LayoutInfo &out, std::string &error);
+
+/// The indices [first, last] one process owns along one darray dimension, as
+/// blocks of consecutive global indices in ascending order.
+struct IndexBlock {
+  int64_t start, length;
+};
+std::vector<IndexBlock> darrayLocalBlocks(const TypeArgs &args, unsigned dim);
+
+/// The process coordinate of the darray's rank along `dim` (the process grid
+/// is row-major whatever the array order).
+int64_t darrayCoord(const TypeArgs &args, unsigned dim);
+
+} // namespace ddtc
+
+#endif // DDTC_LIB_CORE_LAYOUT_H

@@ -1,0 +1,32 @@
+# lit configuration for ddtc's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "DDTC"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".ddt"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ddtc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.ddtc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["ddtc", "ddt-opt"], tool_dirs)
+
+# Tests that need MPI say `REQUIRES: mpi`; without MPI they show as
+# UNSUPPORTED, never as passed.
+if config.mpi_found and config.mpiexec_1:
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    llvm_config.add_tool_substitutions(["ddt-mpi-check"], tool_dirs)
+    config.substitutions.append(("%mpirun1", config.mpiexec_1))
+else:
+    lit_config.note("MPI not found: tests that REQUIRE mpi are unsupported")

@@ -1,0 +1,848 @@
+//===- ddt-mpi-check.cpp - Differential test against a real MPI -----------===//
+//
+// Checks the reference semantics (layout figures, pack order, unpack) and the
+// MPI bridge (export, import) against the MPI library we link, for random
+// datatypes or for the bindings of a spec file.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Core/Typemap.h"
+#include "ddtc/MPI/MPIBridge.h"
+#include "ddtc/Testing/RandomDatatype.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ddtc;
+
+namespace {
+
+const char *kHelp = R"(usage:
+  ddt-mpi-check --random N [--seed S] [--first I] [--max-depth D] [-v]
+  ddt-mpi-check FILE.ddt [--count N] [-t NAME] [-v]
+
+Checks ddtc's reference semantics and MPI bridge against the MPI library it is
+linked with. For each datatype, at 1 instance and at a count > 1:
+  - exports the tree to an MPI handle and commits it;
+  - compares MPI_Type_size, MPI_Type_get_extent and MPI_Type_get_true_extent
+    with ddtc's layout figures;
+  - packs a patterned buffer with MPI_Pack and with referencePack and compares
+    the packed bytes;
+  - unpacks with MPI_Unpack and referenceUnpack into identically poisoned
+    buffers and compares the whole buffers (guard bytes included), so writes
+    outside the type's bytes are caught;
+  - imports the committed handle with importMPIDatatype and compares the tree
+    with the original.
+A mismatch prints the type as a spec expression, the count, the first
+differing byte and a command line that replays the case, then the smallest
+type found by simplifying it that still fails the same way.
+The last line is "P passed, F failed"; the exit status is 0 only when
+nothing failed.
+
+options:
+  --random N       check N random datatypes (cases FIRST .. FIRST+N-1)
+  --seed S         seed of the random cases (default: drawn; printed first)
+  --first I        index of the first random case (default 0); with
+                   --random 1 this replays a single case
+  --max-depth D    constructor nesting of random types, 0-5 (default 5)
+  --count N        the count > 1 checked for spec bindings (default 3)
+  -t NAME          check only the binding NAME of the spec file
+  --max-span B     refuse spec types whose buffer exceeds B bytes
+                   (default 1073741824)
+  --no-shrink      do not search for a smaller failing type
+  --include-known-mpi-defects
+                   also generate random types that the linked MPI is known
+                   to mishandle (see below); by default they are left out
+  -v               print every case
+  --help           this text
+
+known defects of Open MPI 4.1 (random types leave them out unless
+--include-known-mpi-defects is given; spec files are always checked fully):
+  - an hvector stride of exactly -1 byte (or a vector stride of -1 extent of
+    a 1-byte type) is taken as "the old type's extent": MPI_Pack reads the
+    blocks forwards;
+  - a darray of an old type of size 0 is rejected with MPI_ERR_TYPE;
+  - a struct member of size 0 whose bounds reach beyond the data of the
+    others, as in struct([1, 1], [0, 2], [char, contiguous(0, char)]),
+    makes MPI_Pack step count > 1 instances by the size of the data instead
+    of the extent MPI_Type_get_extent reports.
+
+environment:
+  DDTC_BREAK_REFERENCE=1  flips one byte of every non-empty reference pack
+                          result before comparing, to show that the
+                          comparison can fail (every type with data must
+                          then fail).
+)";
+
+struct Options {
+  bool random = false;
+  int64_t numRandom = 0;
+  uint64_t seed = 0;
+  bool seedGiven = false;
+  uint64_t first = 0;
+  unsigned maxDepth = 5;
+  std::string file;
+  std::string only;
+  int64_t fileCount = 3;
+  int64_t maxSpan = int64_t(1) << 30;
+  bool verbose = false;
+  bool breakReference = false;
+  bool shrink = true;
+  bool keepKnownDefects = false;
+};
+
+/// Patterns whose 256 bytes in each aligned 256-byte window are all
+/// distinct and differ from the bytes 256 further on, so a byte read from or
+/// written to a wrong place shows.
+uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt) {
+  uint64_t u = static_cast<uint64_t>(i);
+  return static_cast<uint8_t>((u & 0xFF) ^
+                              (((u >> 8) * mul + (u >> 16) * 0x3B) & 0xFF) ^
+                              salt);
+}
+/// The source buffer's byte at origin offset `i`.
+uint8_t sourceByte(int64_t i) { return patternByte(i, 0x9D, 0x3C); }
+/// Byte `k` of the packed stream fed to unpack.
+uint8_t packedByte(int64_t k) { return patternByte(k, 0x6B, 0x96); }
+/// Poison of the unpack target.
+uint8_t poisonByte(int64_t i) {
+  return static_cast<uint8_t>(0xA5 ^ (static_cast<uint64_t>(i) % 7));
+}
+
+std::string hexByte(uint8_t b) {
+  char s[8];
+  std::snprintf(s, sizeof s, "0x%02x", b);
+  return s;
+}
+
+std::string mpiError(int rc) {
+  char text[MPI_MAX_ERROR_STRING + 1] = {0};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, static_cast<size_t>(std::max(len, 0)));
+}
+
+/// Replaces each primitive by the one importMPIDatatype returns for its
+/// handle, since MPI gives some names one handle (MPI_LONG_LONG is
+/// MPI_LONG_LONG_INT).
+class PrimitiveCanonicalizer {
+public:
+  TypeRef canonical(const TypeRef &t) {
+    if (t->kind() == Kind::Primitive) {
+      Primitive p = t->args().primitive;
+      auto it = primitives_.find(p);
+      if (it == primitives_.end()) {
+        std::string error;
+        TypeRef imported = importMPIDatatype(getMPIPrimitive(p), error);
+        it = primitives_.emplace(p, imported ? imported : t).first;
+      }
+      return it->second;
+    }
+    auto done = nodes_.find(t.get());
+    if (done != nodes_.end())
+      return done->second;
+    TypeArgs args = t->args();
+    bool changed = false;
+    for (TypeRef &c : args.children) {
+      TypeRef n = canonical(c);
+      changed |= n != c;
+      c = n;
+    }
+    TypeRef result = t;
+    if (changed) {
+      std::string error;
+      TypeRef rebuilt = Datatype::create(std::move(args), error);
+      if (rebuilt)
+        result = rebuilt;
+    }
+    nodes_.emplace(t.get(), result);
+    return result;
+  }
+
+private:
+  std::map<Primitive, TypeRef> primitives_;
+  std::map<const Datatype *, TypeRef> nodes_;
+};
+
+/// Where packed byte `k` of `count` instances comes from, relative to the
+/// origin.
+int64_t sourceOffsetOf(const Datatype &type, int64_t count, int64_t k) {
+  int64_t pos = 0, found = INT64_MIN;
+  forEachRun(type, count, [&](const Run &r) {
+    if (found == INT64_MIN && k < pos + r.length)
+      found = r.offset + (k - pos);
+    pos += r.length;
+  });
+  return found;
+}
+
+bool runsOverlap(const Datatype &type, int64_t count) {
+  std::vector<Run> runs = flatten(type, count);
+  std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) {
+    return a.offset < b.offset;
+  });
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i - 1].offset + runs[i - 1].length > runs[i].offset)
+      return true;
+  return false;
+}
+
+class Checker {
+public:
+  explicit Checker(const Options &opts) : opts_(opts) {}
+
+  /// Checks one type at 1 and at `count` instances. Returns "" when all
+  /// checks pass, else a description of the first mismatch.
+  std::string check(const TypeRef &type, int64_t count);
+
+private:
+  std::string checkFigures(const Datatype &type, MPI_Datatype handle);
+  std::string checkPackUnpack(const Datatype &type, int64_t count,
+                              MPI_Datatype handle);
+  std::string checkImport(const TypeRef &type, MPI_Datatype handle);
+
+  const Options &opts_;
+};
+
+std::string Checker::check(const TypeRef &type, int64_t count) {
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  bool named = false;
+  std::string error;
+  if (!exportMPIDatatype(*type, handle, named, error))
+    return "export to MPI failed: " + error;
+  std::string result;
+  if (!named) {
+    int rc = MPI_Type_commit(&handle);
+    if (rc != MPI_SUCCESS)
+      result = "MPI_Type_commit failed: " + mpiError(rc);
+  }
+  if (result.empty())
+    result = checkFigures(*type, handle);
+  if (result.empty())
+    result = checkPackUnpack(*type, 1, handle);
+  if (result.empty() && count != 1)
+    result = checkPackUnpack(*type, count, handle);
+  if (result.empty())
+    result = checkImport(type, handle);
+  if (!named)
+    MPI_Type_free(&handle);
+  return result;
+}
+
+std::string Checker::checkFigures(const Datatype &type, MPI_Datatype handle) {
+  const LayoutInfo &l = type.layout();
+  MPI_Count size = 0, lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+  int rc = MPI_Type_size_x(handle, &size);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Type_get_extent_x(handle, &lb, &extent);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Type_get_true_extent_x(handle, &trueLb, &trueExtent);
+  if (rc != MPI_SUCCESS)
+    return "MPI layout query failed: " + mpiError(rc);
+  std::ostringstream os;
+  auto cmp = [&](const char *what, int64_t ours, int64_t mpi) {
+    if (ours != mpi)
+      os << (os.tellp() > 0 ? "; " : "") << what << ": reference " << ours
+         << ", MPI " << mpi;
+  };
+  cmp("size", l.size, size);
+  cmp("lb", l.lb, lb);
+  cmp("extent", l.extent, extent);
+  // The true bounds of a type without data are a convention of each
+  // implementation (Open MPI reports a true lb of PTRDIFF_MAX): not compared.
+  if (l.size > 0) {
+    cmp("true lb", l.trueLb, trueLb);
+    cmp("true extent", l.trueExtent, trueExtent);
+  }
+  std::string diff = os.str();
+  return diff.empty() ? "" : "layout figures differ: " + diff;
+}
+
+std::string Checker::checkPackUnpack(const Datatype &type, int64_t count,
+                                     MPI_Datatype handle) {
+  std::ostringstream os;
+  os << "count " << count << ": ";
+  int64_t lo = 0, hi = 0;
+  std::string error;
+  if (!touchedSpan(type, count, lo, hi, error))
+    return os.str() + error;
+  int64_t bytes = packedSize(type, count);
+  const int64_t guard = 64;
+  // hi - lo itself may not fit in 64 bits.
+  if (bytes < 0 || bytes > opts_.maxSpan ||
+      (lo < 0 && hi > opts_.maxSpan + lo) || hi - lo > opts_.maxSpan)
+    return os.str() + "the buffers (from offset " + std::to_string(lo) +
+           " to " + std::to_string(hi) + ", " + std::to_string(bytes) +
+           " bytes packed) exceed --max-span";
+  int64_t bufLen = hi - lo + 2 * guard;
+  if (count > std::numeric_limits<int>::max() ||
+      bytes > std::numeric_limits<int>::max())
+    return os.str() + "too large for MPI_Pack's int arguments";
+
+  // Buffer index i holds origin offset lo - guard + i.
+  auto originOf = [&](std::vector<uint8_t> &buf) {
+    return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(buf.data()) +
+                                    static_cast<uintptr_t>(guard - lo));
+  };
+  auto originOffset = [&](size_t i) {
+    return lo - guard + static_cast<int64_t>(i);
+  };
+
+  // Pack.
+  std::vector<uint8_t> source(static_cast<size_t>(bufLen));
+  for (size_t i = 0; i < source.size(); ++i)
+    source[i] = sourceByte(originOffset(i));
+  std::vector<uint8_t> mpiPacked(static_cast<size_t>(bytes) + 1, 0);
+  std::vector<uint8_t> refPacked(static_cast<size_t>(bytes) + 1, 0);
+  int position = 0;
+  int rc = MPI_Pack(originOf(source), static_cast<int>(count), handle,
+                    mpiPacked.data(), static_cast<int>(bytes), &position,
+                    MPI_COMM_SELF);
+  if (rc != MPI_SUCCESS)
+    return os.str() + "MPI_Pack failed: " + mpiError(rc);
+  if (position != bytes)
+    return os.str() + "MPI_Pack wrote " + std::to_string(position) +
+           " bytes, the reference packs " + std::to_string(bytes);
+  referencePack(type, count, originOf(source), refPacked.data());
+  std::vector<uint8_t> honestPacked = refPacked;
+  if (opts_.breakReference && bytes > 0)
+    refPacked[static_cast<size_t>(bytes / 2)] ^= 0xFF;
+  for (int64_t k = 0; k < bytes; ++k) {
+    if (mpiPacked[k] == refPacked[k])
+      continue;
+    os << "packed byte " << k << " of " << bytes << " differs: MPI "
+       << hexByte(mpiPacked[k]) << ", reference " << hexByte(refPacked[k])
+       << " (the reference takes it from origin offset "
+       << sourceOffsetOf(type, count, k) << ")";
+    return os.str();
+  }
+
+  // Unpack. Overlapping types write some bytes more than once; feeding them
+  // the packed image of a real buffer makes every write of a byte agree, so
+  // the result is defined whatever order MPI writes in.
+  bool overlap = runsOverlap(type, count);
+  std::vector<uint8_t> packedIn(static_cast<size_t>(bytes) + 1, 0);
+  if (overlap)
+    packedIn = honestPacked;
+  else
+    for (int64_t k = 0; k < bytes; ++k)
+      packedIn[k] = packedByte(k);
+  std::vector<uint8_t> mpiOut(static_cast<size_t>(bufLen)), refOut;
+  for (size_t i = 0; i < mpiOut.size(); ++i)
+    mpiOut[i] = poisonByte(originOffset(i));
+  refOut = mpiOut;
+  position = 0;
+  rc = MPI_Unpack(packedIn.data(), static_cast<int>(bytes), &position,
+                  originOf(mpiOut), static_cast<int>(count), handle,
+                  MPI_COMM_SELF);
+  if (rc != MPI_SUCCESS)
+    return os.str() + "MPI_Unpack failed: " + mpiError(rc);
+  if (position != bytes)
+    return os.str() + "MPI_Unpack read " + std::to_string(position) +
+           " bytes, the reference unpacks " + std::to_string(bytes);
+  referenceUnpack(type, count, packedIn.data(), originOf(refOut));
+  for (size_t i = 0; i < mpiOut.size(); ++i) {
+    if (mpiOut[i] == refOut[i])
+      continue;
+    uint8_t poison = poisonByte(originOffset(i));
+    os << "unpacked byte at origin offset " << originOffset(i)
+       << " differs: MPI " << hexByte(mpiOut[i])
+       << (mpiOut[i] == poison ? " (untouched)" : "") << ", reference "
+       << hexByte(refOut[i]) << (refOut[i] == poison ? " (untouched)" : "")
+       << (overlap ? " [overlapping type]" : "");
+    return os.str();
+  }
+  return "";
+}
+
+std::string Checker::checkImport(const TypeRef &type, MPI_Datatype handle) {
+  std::string error;
+  TypeRef imported = importMPIDatatype(handle, error);
+  if (!imported)
+    return "import from MPI failed: " + error;
+  // Node identities are only stable while the tree lives: one
+  // canonicalizer per tree.
+  PrimitiveCanonicalizer canon;
+  TypeRef expected = canon.canonical(type);
+  if (!equalTrees(*expected, *imported))
+    return "import from MPI gives a different tree: " +
+           printSpecExpr(*imported);
+  return "";
+}
+
+
+/// The kind of a mismatch, so that shrinking keeps the failure it started
+/// from: which layout figures differ, or which check failed.
+std::string failureCategory(const std::string &result) {
+  std::string r = result;
+  if (r.compare(0, 6, "count ") == 0) {
+    size_t colon = r.find(": ");
+    if (colon != std::string::npos)
+      r = r.substr(colon + 2);
+  }
+  const std::string layout = "layout figures differ: ";
+  if (r.compare(0, layout.size(), layout) == 0) {
+    std::string names = "layout";
+    size_t pos = layout.size();
+    while (pos < r.size()) {
+      size_t colon = r.find(':', pos);
+      if (colon == std::string::npos)
+        break;
+      names += "," + r.substr(pos, colon - pos);
+      size_t next = r.find("; ", colon);
+      if (next == std::string::npos)
+        break;
+      pos = next + 2;
+    }
+    return names;
+  }
+  for (const char *prefix :
+       {"packed byte", "unpacked byte", "MPI_Pack", "MPI_Unpack",
+        "import from MPI failed", "import from MPI gives", "export to MPI",
+        "MPI_Type_commit", "the buffers", "too large"})
+    if (r.compare(0, std::strlen(prefix), prefix) == 0)
+      return prefix;
+  return r.substr(0, 24);
+}
+
+/// One-step simplifications of a tree, bigger steps first.
+class Simplifier {
+public:
+  std::vector<TypeRef> of(const TypeRef &t) {
+    std::vector<TypeRef> out;
+    if (t->kind() == Kind::Primitive) {
+      if (t->args().primitive != Primitive::Char)
+        out.push_back(Datatype::primitive(Primitive::Char));
+      return out;
+    }
+    // Replace the node by one of its children or by a primitive.
+    for (const TypeRef &c : t->args().children)
+      out.push_back(c);
+    out.push_back(Datatype::primitive(Primitive::Int));
+    out.push_back(Datatype::primitive(Primitive::Char));
+    // Edit the node's own arguments.
+    for (TypeArgs &a : argumentEdits(t->args()))
+      add(out, std::move(a));
+    // Simplify one child in place.
+    const TypeArgs &args = t->args();
+    for (size_t i = 0; i < args.children.size(); ++i) {
+      if (i > 0 && args.children[i] == args.children[i - 1])
+        continue;
+      for (TypeRef &c : of(args.children[i])) {
+        TypeArgs a = args;
+        a.children[i] = c;
+        add(out, std::move(a));
+      }
+    }
+    return out;
+  }
+
+private:
+  static void add(std::vector<TypeRef> &out, TypeArgs a) {
+    std::string error;
+    if (TypeRef t = Datatype::create(std::move(a), error))
+      out.push_back(std::move(t));
+  }
+
+  /// Smaller magnitudes for one number.
+  static std::vector<int64_t> smaller(int64_t v) {
+    std::vector<int64_t> out;
+    for (int64_t c : {int64_t(0), int64_t(1), v / 2, v > 0 ? v - 1 : v + 1})
+      if (c != v && (c < 0 ? -c : c) < (v < 0 ? -v : v) &&
+          std::find(out.begin(), out.end(), c) == out.end())
+        out.push_back(c);
+    return out;
+  }
+
+  static std::vector<TypeArgs> argumentEdits(const TypeArgs &args) {
+    std::vector<TypeArgs> out;
+    auto scalar = [&](int64_t TypeArgs::*field) {
+      for (int64_t v : smaller(args.*field)) {
+        TypeArgs a = args;
+        a.*field = v;
+        out.push_back(std::move(a));
+      }
+    };
+    auto listEntries = [&](std::vector<int64_t> TypeArgs::*field) {
+      for (size_t i = 0; i < (args.*field).size(); ++i)
+        for (int64_t v : smaller((args.*field)[i])) {
+          TypeArgs a = args;
+          (a.*field)[i] = v;
+          out.push_back(std::move(a));
+        }
+    };
+    // Drop entry i of every per-block (or per-dimension) list.
+    auto dropEntries = [&](size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        TypeArgs a = args;
+        auto drop = [&](auto &v) {
+          if (v.size() == n)
+            v.erase(v.begin() + static_cast<long>(i));
+        };
+        drop(a.blocklens);
+        drop(a.displs);
+        drop(a.sizes);
+        drop(a.subsizes);
+        drop(a.starts);
+        drop(a.distribs);
+        drop(a.dargs);
+        if (args.kind == Kind::Struct)
+          drop(a.children);
+        if (args.kind == Kind::Darray && a.psizes.size() == n) {
+          a.commSize /= a.psizes[i];
+          a.rank %= a.commSize;
+          a.psizes.erase(a.psizes.begin() + static_cast<long>(i));
+        }
+        out.push_back(std::move(a));
+      }
+    };
+    switch (args.kind) {
+    case Kind::Primitive:
+    case Kind::Dup:
+      break;
+    case Kind::Contiguous:
+      scalar(&TypeArgs::count);
+      break;
+    case Kind::Vector:
+    case Kind::HVector:
+      scalar(&TypeArgs::count);
+      scalar(&TypeArgs::blocklen);
+      scalar(&TypeArgs::stride);
+      break;
+    case Kind::Indexed:
+    case Kind::HIndexed:
+    case Kind::Struct:
+      dropEntries(args.blocklens.size());
+      listEntries(&TypeArgs::blocklens);
+      listEntries(&TypeArgs::displs);
+      break;
+    case Kind::IndexedBlock:
+    case Kind::HIndexedBlock:
+      dropEntries(args.displs.size());
+      scalar(&TypeArgs::blocklen);
+      listEntries(&TypeArgs::displs);
+      break;
+    case Kind::Subarray:
+      dropEntries(args.sizes.size());
+      listEntries(&TypeArgs::starts);
+      for (size_t i = 0; i < args.sizes.size(); ++i) {
+        TypeArgs a = args;
+        a.sizes[i] = a.subsizes[i] + a.starts[i];
+        if (a.sizes[i] != args.sizes[i])
+          out.push_back(a);
+        for (int64_t v : smaller(args.subsizes[i])) {
+          TypeArgs b = args;
+          b.subsizes[i] = v;
+          out.push_back(std::move(b));
+        }
+      }
+      break;
+    case Kind::Darray:
+      dropEntries(args.sizes.size());
+      listEntries(&TypeArgs::sizes);
+      for (size_t i = 0; i < args.dargs.size(); ++i) {
+        if (args.dargs[i] == kDefaultDarg)
+          continue;
+        TypeArgs a = args;
+        a.dargs[i] = kDefaultDarg;
+        out.push_back(std::move(a));
+      }
+      scalar(&TypeArgs::rank);
+      break;
+    case Kind::Resized:
+      scalar(&TypeArgs::lb);
+      scalar(&TypeArgs::extent);
+      break;
+    }
+    return out;
+  }
+};
+
+/// Greedily simplifies a failing case while it fails the same way.
+struct ShrinkResult {
+  TypeRef type;
+  int64_t count;
+  std::string result;
+};
+
+ShrinkResult shrinkCase(Checker &checker, TypeRef type, int64_t count,
+                        const std::string &result) {
+  std::string category = failureCategory(result);
+  ShrinkResult best{std::move(type), count, result};
+  Simplifier simplifier;
+  int budget = 20000;
+  auto tryCase = [&](const TypeRef &t, int64_t n) {
+    if (budget-- <= 0)
+      return false;
+    std::string r = checker.check(t, n);
+    if (r.empty() || failureCategory(r) != category)
+      return false;
+    best = {t, n, r};
+    return true;
+  };
+  bool progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (int64_t n : {int64_t(1), int64_t(2)})
+      if (n < best.count && tryCase(best.type, n)) {
+        progress = true;
+        break;
+      }
+    if (progress)
+      continue;
+    for (const TypeRef &c : simplifier.of(best.type))
+      if (tryCase(c, best.count)) {
+        progress = true;
+        break;
+      }
+  }
+  return best;
+}
+
+bool parseInt(const char *text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 0);
+  if (errno != 0 || end == text || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  auto value = [&](int &i, const char *flag) -> const char * {
+    if (i + 1 >= argc) {
+      error = std::string(flag) + " needs a value";
+      return nullptr;
+    }
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    int64_t n = 0;
+    const char *v = nullptr;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(0);
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose = true;
+    } else if (a == "--random") {
+      if (!(v = value(i, "--random")) || !parseInt(v, n) || n < 0) {
+        error = "--random needs a non-negative count";
+        return false;
+      }
+      o.random = true;
+      o.numRandom = n;
+    } else if (a == "--seed") {
+      if (!(v = value(i, "--seed"))) {
+        return false;
+      }
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long s = std::strtoull(v, &end, 0);
+      if (errno != 0 || end == v || *end != '\0') {
+        error = "--seed needs an unsigned integer";
+        return false;
+      }
+      o.seed = s;
+      o.seedGiven = true;
+    } else if (a == "--first") {
+      if (!(v = value(i, "--first")) || !parseInt(v, n) || n < 0) {
+        error = "--first needs a non-negative index";
+        return false;
+      }
+      o.first = static_cast<uint64_t>(n);
+    } else if (a == "--max-depth") {
+      if (!(v = value(i, "--max-depth")) || !parseInt(v, n) || n < 0 ||
+          n > 5) {
+        error = "--max-depth needs a value in 0..5";
+        return false;
+      }
+      o.maxDepth = static_cast<unsigned>(n);
+    } else if (a == "--count") {
+      if (!(v = value(i, "--count")) || !parseInt(v, n) || n < 1) {
+        error = "--count needs a positive count";
+        return false;
+      }
+      o.fileCount = n;
+    } else if (a == "--max-span") {
+      if (!(v = value(i, "--max-span")) || !parseInt(v, n) || n < 1) {
+        error = "--max-span needs a positive byte count";
+        return false;
+      }
+      o.maxSpan = n;
+    } else if (a == "--include-known-mpi-defects") {
+      o.keepKnownDefects = true;
+    } else if (a == "--no-shrink") {
+      o.shrink = false;
+    } else if (a == "-t") {
+      if (!(v = value(i, "-t")))
+        return false;
+      o.only = v;
+    } else if (!a.empty() && a[0] == '-') {
+      error = "unknown option " + a;
+      return false;
+    } else if (o.file.empty()) {
+      o.file = a;
+    } else {
+      error = "more than one input file";
+      return false;
+    }
+  }
+  if (o.random == !o.file.empty()) {
+    error = "give either --random N or one spec file";
+    return false;
+  }
+  return true;
+}
+
+void printSmallest(const Options &o, Checker &checker, const TypeRef &type,
+                   int64_t count, const std::string &result) {
+  if (!o.shrink)
+    return;
+  ShrinkResult small = shrinkCase(checker, type, count, result);
+  std::printf("  smallest failing (count %lld): %s\n    %s\n",
+              static_cast<long long>(small.count),
+              printSpecExpr(*small.type).c_str(), small.result.c_str());
+}
+
+int runRandom(Options &o, Checker &checker) {
+  if (!o.seedGiven)
+    o.seed = std::random_device{}() ^
+             (static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())
+              << 1);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
+  RandomDatatypeOptions gen;
+  gen.maxDepth = o.maxDepth;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {0};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  if (!o.keepKnownDefects && std::strstr(version, "Open MPI")) {
+    gen.avoidEmptyDarrayOldType = true;
+    gen.avoidEmptyStructMember = true;
+    gen.avoidStrideMinusOne = true;
+    std::printf("note: leaving out constructs Open MPI mishandles (see "
+                "--help); --include-known-mpi-defects keeps them\n");
+  }
+  int64_t passed = 0, failed = 0;
+  for (int64_t n = 0; n < o.numRandom; ++n) {
+    uint64_t index = o.first + static_cast<uint64_t>(n);
+    std::mt19937_64 rng(randomCaseSeed(o.seed, index));
+    RandomDatatypeCase c = generateRandomDatatype(rng, gen);
+    std::string result = checker.check(c.type, c.count);
+    if (result.empty()) {
+      ++passed;
+      if (o.verbose)
+        std::printf("case %llu: ok (count %lld): %s\n",
+                    static_cast<unsigned long long>(index),
+                    static_cast<long long>(c.count),
+                    printSpecExpr(*c.type).c_str());
+      continue;
+    }
+    ++failed;
+    std::printf("FAIL case %llu (counts 1 and %lld): %s\n    %s\n  replay: "
+                "ddt-mpi-check --random 1 --seed %llu --first %llu "
+                "--max-depth %u%s\n",
+                static_cast<unsigned long long>(index),
+                static_cast<long long>(c.count),
+                printSpecExpr(*c.type).c_str(), result.c_str(),
+                static_cast<unsigned long long>(o.seed),
+                static_cast<unsigned long long>(index), o.maxDepth,
+                o.keepKnownDefects ? " --include-known-mpi-defects" : "");
+    printSmallest(o, checker, c.type, c.count, result);
+    std::fflush(stdout);
+  }
+  std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),
+              static_cast<long long>(failed));
+  return failed == 0 ? 0 : 1;
+}
+
+int runFile(const Options &o, Checker &checker) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "ddt-mpi-check: cannot read %s\n", o.file.c_str());
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  SpecFile spec;
+  std::string error;
+  if (!parseSpec(text.str(), o.file, spec, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
+  }
+  if (!o.only.empty() && !spec.find(o.only)) {
+    std::fprintf(stderr, "ddt-mpi-check: %s has no binding named %s\n",
+                 o.file.c_str(), o.only.c_str());
+    return 2;
+  }
+  int64_t passed = 0, failed = 0;
+  for (const SpecBinding &b : spec.bindings) {
+    if (!o.only.empty() && b.name != o.only)
+      continue;
+    std::string result = checker.check(b.type, o.fileCount);
+    if (result.empty()) {
+      ++passed;
+      if (o.verbose)
+        std::printf("%s: ok\n", b.name.c_str());
+      continue;
+    }
+    ++failed;
+    std::printf("FAIL %s (%s:%u, counts 1 and %lld): %s\n    %s\n  replay: "
+                "ddt-mpi-check %s -t %s --count %lld\n",
+                b.name.c_str(), o.file.c_str(), b.line,
+                static_cast<long long>(o.fileCount),
+                printSpecExpr(*b.type).c_str(), result.c_str(),
+                o.file.c_str(), b.name.c_str(),
+                static_cast<long long>(o.fileCount));
+    printSmallest(o, checker, b.type, o.fileCount, result);
+  }
+  std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),
+              static_cast<long long>(failed));
+  return failed == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  std::string error;
+  if (!parseArgs(argc, argv, opts, error)) {
+    std::fprintf(stderr, "ddt-mpi-check: %s (see --help)\n", error.c_str());
+    return 2;
+  }
+  const char *brk = std::getenv("DDTC_BREAK_REFERENCE");
+  opts.breakReference = brk && *brk && std::strcmp(brk, "0") != 0;
+
+  MPI_Init(&argc, &argv);
+  // Report MPI errors as return codes; a rejected constructor is a finding.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  // The checks are local: rank 0 runs them, other ranks only wait.
+  if (rank == 0) {
+    Checker checker(opts);
+    status = opts.random ? runRandom(opts, checker) : runFile(opts, checker);
+    std::fflush(stdout);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}

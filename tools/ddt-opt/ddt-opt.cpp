@@ -1,0 +1,20 @@
+//===- ddt-opt.cpp - Runs ddt passes on textual IR --------------------------===//
+//
+// The MLIR driver for the ddt dialect: parses, verifies, runs passes and
+// prints. Used by the lit tests.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Dialect/DDT/DDTDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::DialectRegistry registry;
+  registry.insert<ddtc::ddt::DDTDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "ddt optimizer driver\n", registry));
+}
