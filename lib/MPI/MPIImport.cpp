@@ -345,5 +345,28 @@ TypeRef Importer::import(MPI_Datatype type, unsigned depth) {
 TypeRef ddtc::importMPIDatatype(MPI_Datatype type, std::string &error) {
   error.clear();
   Importer importer(error);
-  return importer.import(type, 0);
+  TypeRef tree = importer.import(type, 0);
+  if (!tree)
+    return nullptr;
+  // The tree is only as good as ddtc's model of this library's layout rules:
+  // if the library places instances differently, packing count > 1 of them
+  // would move the wrong bytes, so refuse rather than guess.
+  MPI_Count size = 0;
+  MPI_Count lb = 0, extent = 0;
+  if (MPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+      MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) {
+    error = "cannot query the size and extent of the MPI datatype";
+    return nullptr;
+  }
+  const LayoutInfo &l = tree->layout();
+  if (size != l.size || lb != l.lb || extent != l.extent) {
+    error = "the MPI library lays this datatype out with size " +
+            std::to_string(size) + ", lb " + std::to_string(lb) +
+            ", extent " + std::to_string(extent) + " but ddtc computes size " +
+            std::to_string(l.size) + ", lb " + std::to_string(l.lb) +
+            ", extent " + std::to_string(l.extent) +
+            "; ddtc follows Open MPI's layout rules (docs/Architecture.md)";
+    return nullptr;
+  }
+  return tree;
 }

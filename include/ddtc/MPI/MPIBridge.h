@@ -17,7 +17,9 @@ namespace ddtc {
 /// Builds the tree of `type` (named or derived, committed or not). Every
 /// intermediate handle MPI_Type_get_contents returns is freed as the standard
 /// requires; `type` itself is left alone. Returns null and sets `error` for a
-/// combiner ddtc cannot represent (naming it) or arguments that break a rule.
+/// combiner ddtc cannot represent (naming it), arguments that break a rule, or
+/// a type whose size, lb or extent in this MPI library differs from ddtc's
+/// (so a layout ddtc would get wrong is refused, never packed).
 TypeRef importMPIDatatype(MPI_Datatype type, std::string &error);
 
 /// Builds (but does not commit) the MPI datatype of `type`. The caller frees
