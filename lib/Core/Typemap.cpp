@@ -10,37 +10,10 @@ namespace ddtc {
 
 namespace {
 
-/// Merges touching runs before handing them on.
-class RunSink {
-public:
-  explicit RunSink(const std::function<void(const Run &)> &fn) : fn(fn) {}
-  ~RunSink() { flush(); }
-
-  void add(int64_t offset, int64_t length) {
-    if (length <= 0)
-      return;
-    if (pending.length > 0 && pending.offset + pending.length == offset) {
-      pending.length += length;
-      return;
-    }
-    flush();
-    pending = {offset, length};
-  }
-
-private:
-  void flush() {
-    if (pending.length > 0)
-      fn(pending);
-    pending = {0, 0};
-  }
-  const std::function<void(const Run &)> &fn;
-  Run pending{0, 0};
-};
-
-void emit(const Datatype &t, int64_t base, RunSink &sink);
+void emit(const Datatype &t, int64_t base, RunMerger &sink);
 
 /// `n` consecutive copies of `t` (stride: its extent) from `base`.
-void emitBlock(const Datatype &t, int64_t base, int64_t n, RunSink &sink) {
+void emitBlock(const Datatype &t, int64_t base, int64_t n, RunMerger &sink) {
   if (n <= 0)
     return;
   const LayoutInfo &l = t.layout();
@@ -58,7 +31,7 @@ void emitBlock(const Datatype &t, int64_t base, int64_t n, RunSink &sink) {
 /// dimension d.
 void emitArray(const Datatype &t, const std::vector<int64_t> &shape,
                const std::vector<std::vector<IndexBlock>> &owned, Order order,
-               int64_t base, RunSink &sink) {
+               int64_t base, RunMerger &sink) {
   const Datatype &old = *t.child();
   int64_t ext = old.layout().extent;
   size_t nd = shape.size();
@@ -105,7 +78,7 @@ void emitArray(const Datatype &t, const std::vector<int64_t> &shape,
   }
 }
 
-void emit(const Datatype &t, int64_t base, RunSink &sink) {
+void emit(const Datatype &t, int64_t base, RunMerger &sink) {
   const TypeArgs &a = t.args();
   switch (a.kind) {
   case Kind::Primitive: {
@@ -167,7 +140,7 @@ void emit(const Datatype &t, int64_t base, RunSink &sink) {
 
 void forEachRun(const Datatype &type, int64_t count,
                 const std::function<void(const Run &)> &fn) {
-  RunSink sink(fn);
+  RunMerger sink(fn);
   emitBlock(type, 0, count, sink);
 }
 

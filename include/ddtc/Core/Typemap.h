@@ -23,6 +23,36 @@ struct Run {
   }
 };
 
+/// Merges touching runs before handing them on: a run that starts where the
+/// pending one ends extends it. Flushes on destruction.
+class RunMerger {
+public:
+  explicit RunMerger(const std::function<void(const Run &)> &fn) : fn(fn) {}
+  ~RunMerger() { flush(); }
+  RunMerger(const RunMerger &) = delete;
+  RunMerger &operator=(const RunMerger &) = delete;
+
+  void add(int64_t offset, int64_t length) {
+    if (length <= 0)
+      return;
+    if (pending.length > 0 && pending.offset + pending.length == offset) {
+      pending.length += length;
+      return;
+    }
+    flush();
+    pending = {offset, length};
+  }
+  void flush() {
+    if (pending.length > 0)
+      fn(pending);
+    pending = {0, 0};
+  }
+
+private:
+  const std::function<void(const Run &)> &fn;
+  Run pending{0, 0};
+};
+
 /// Calls `fn` with each maximal contiguous run of `count` instances, in pack
 /// order (instance i starts at i * extent). Runs that touch are merged.
 void forEachRun(const Datatype &type, int64_t count,

@@ -1,0 +1,81 @@
+//===- CanonicalLayout.h - Normalized layouts of datatypes --------*- C++ -*-===//
+//
+// The level below the constructor tree: a type as strided nests of run
+// tables with explicit byte offsets, whatever constructors built it. Two MPI
+// types with the same canonical layout pack the same bytes, so they share
+// kernels. Normalization (lowerToCanonical) is exact; vector detection
+// rewrites tables into strided dimensions without changing the bytes.
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_CORE_CANONICALLAYOUT_H
+#define DDTC_CORE_CANONICALLAYOUT_H
+
+#include "ddtc/Core/Typemap.h"
+
+#include <string>
+#include <vector>
+
+namespace ddtc {
+
+/// One dimension of a strided nest: `count` steps of `stride` bytes.
+struct Dim {
+  int64_t count;
+  int64_t stride;
+  bool operator==(const Dim &o) const {
+    return count == o.count && stride == o.stride;
+  }
+};
+
+/// A piece of one instance's packed stream. For every index of `dims`
+/// (outermost first, the last varying fastest), the runs of `runs` shifted by
+/// offset + sum(index_d * stride_d), in order.
+struct Segment {
+  int64_t offset = 0;
+  std::vector<Dim> dims;
+  /// Relative to each nest point, in pack order; never empty, lengths > 0.
+  std::vector<Run> runs;
+
+  /// Nest points: the product of the dims' counts (1 without dims).
+  int64_t points() const;
+  /// Bytes of one nest point: the sum of the run lengths.
+  int64_t pointBytes() const;
+  /// Packed bytes of the segment: points() * pointBytes().
+  int64_t packedBytes() const;
+  /// A single run per nest point: a strided nest.
+  bool isStrided() const { return runs.size() == 1; }
+  bool operator==(const Segment &o) const {
+    return offset == o.offset && dims == o.dims && runs == o.runs;
+  }
+};
+
+/// A type as the runs of one instance (segments, in pack order) and where
+/// instance i starts (i * extent).
+struct CanonicalLayout {
+  int64_t size = 0, lb = 0, extent = 0;
+  std::vector<Segment> segments;
+};
+
+/// Normalization: the canonical layout of `type`, simplified (no empty runs,
+/// touching runs merged, contiguous dimensions folded). Regular constructors
+/// become dimensions; irregular ones become run tables.
+CanonicalLayout lowerToCanonical(const Datatype &type);
+
+/// Vector detection: run tables with a regular pattern (equal runs at a
+/// constant stride, repeated groups) become dimensions; nested dimensions
+/// that are contiguous merge. Returns whether anything changed.
+bool detectVectors(CanonicalLayout &layout);
+
+/// Folds contiguous dimensions and merges touching runs and segments.
+/// Returns whether anything changed.
+bool simplifyLayout(CanonicalLayout &layout);
+
+/// The runs of `count` instances of a layout in pack order, merged as in
+/// forEachRun: equal to flatten(type, count) for the type it came from.
+std::vector<Run> flattenLayout(const CanonicalLayout &layout, int64_t count);
+
+/// A one-line description per segment, for --emit=explain and tests.
+std::string describeLayout(const CanonicalLayout &layout);
+
+} // namespace ddtc
+
+#endif // DDTC_CORE_CANONICALLAYOUT_H

@@ -1,0 +1,407 @@
+//===- CanonicalLayout.cpp - Normalization of datatype trees ---------------===//
+//
+// lowerToCanonical walks the constructor tree once. Every constructor places
+// copies of its old type; copies at a constant stride become a dimension of
+// a strided nest, irregular placements a sequence of segments. When a nest
+// would have to repeat several segments, those are flattened into one run
+// table first (the nest repeats a single table).
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Core/CanonicalLayout.h"
+#include "Layout.h"
+
+#include <sstream>
+
+namespace ddtc {
+
+int64_t Segment::points() const {
+  int64_t n = 1;
+  for (const Dim &d : dims)
+    n *= d.count;
+  return n;
+}
+
+int64_t Segment::pointBytes() const {
+  int64_t n = 0;
+  for (const Run &r : runs)
+    n += r.length;
+  return n;
+}
+
+int64_t Segment::packedBytes() const { return points() * pointBytes(); }
+
+namespace {
+
+using Segments = std::vector<Segment>;
+
+/// Calls `fn(point offset)` for every nest point of `seg`, in pack order.
+template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
+  size_t nd = seg.dims.size();
+  for (const Dim &d : seg.dims)
+    if (d.count <= 0)
+      return;
+  std::vector<int64_t> idx(nd, 0);
+  int64_t at = seg.offset;
+  while (true) {
+    fn(at);
+    size_t k = nd;
+    while (k-- > 0) {
+      at += seg.dims[k].stride;
+      if (++idx[k] < seg.dims[k].count)
+        break;
+      at -= seg.dims[k].stride * seg.dims[k].count;
+      idx[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1))
+      return;
+  }
+}
+
+/// The runs of `segs` (one instance, origin 0), merged.
+std::vector<Run> materialize(const Segments &segs) {
+  std::vector<Run> runs;
+  std::function<void(const Run &)> push = [&](const Run &r) {
+    runs.push_back(r);
+  };
+  RunMerger merger(push);
+  for (const Segment &seg : segs)
+    forEachPoint(seg, [&](int64_t at) {
+      for (const Run &r : seg.runs)
+        merger.add(at + r.offset, r.length);
+    });
+  merger.flush();
+  return runs;
+}
+
+void shift(Segments &segs, int64_t by) {
+  for (Segment &s : segs)
+    s.offset += by;
+}
+
+/// `count` copies of `segs`, `stride` bytes apart.
+Segments repeat(Segments segs, int64_t count, int64_t stride) {
+  if (count <= 0 || segs.empty())
+    return {};
+  if (count == 1)
+    return segs;
+  Segment seg;
+  if (segs.size() == 1) {
+    seg = std::move(segs.front());
+  } else {
+    seg.runs = materialize(segs);
+    seg.offset = 0;
+  }
+  seg.dims.insert(seg.dims.begin(), Dim{count, stride});
+  return {std::move(seg)};
+}
+
+Segments lower(const Datatype &t);
+
+/// `n` copies of `old` one extent apart, from `disp`.
+Segments block(const Datatype &old, int64_t n, int64_t disp) {
+  Segments segs = repeat(lower(old), n, old.layout().extent);
+  shift(segs, disp);
+  return segs;
+}
+
+void append(Segments &to, Segments from) {
+  for (Segment &s : from)
+    to.push_back(std::move(s));
+}
+
+/// Subarray and darray: `owned[d]` are the owned index blocks of dimension
+/// d; dimensions nest from the slowest (outermost) to the fastest.
+Segments lowerArray(const Datatype &t,
+                    const std::vector<std::vector<IndexBlock>> &owned) {
+  const TypeArgs &a = t.args();
+  const Datatype &old = *t.child();
+  int64_t ext = old.layout().extent;
+  size_t nd = a.sizes.size();
+  std::vector<int64_t> weight(nd);
+  int64_t w = 1;
+  for (size_t k = 0; k < nd; ++k) {
+    size_t d = a.order == Order::C ? nd - 1 - k : k;
+    weight[d] = w;
+    w *= a.sizes[d];
+  }
+  Segments inner = lower(old);
+  for (size_t k = 0; k < nd; ++k) { // from the fastest dimension out
+    size_t d = a.order == Order::C ? nd - 1 - k : k;
+    Segments level;
+    for (const IndexBlock &b : owned[d]) {
+      Segments part = repeat(inner, b.length, weight[d] * ext);
+      shift(part, b.start * weight[d] * ext);
+      append(level, std::move(part));
+    }
+    inner = std::move(level);
+  }
+  return inner;
+}
+
+Segments lower(const Datatype &t) {
+  const TypeArgs &a = t.args();
+  switch (a.kind) {
+  case Kind::Primitive: {
+    const PrimitiveInfo &p = getPrimitiveInfo(a.primitive);
+    Segment seg;
+    seg.runs.push_back({0, p.len0});
+    if (p.len1 > 0)
+      seg.runs.push_back({p.off1, p.len1});
+    return {seg};
+  }
+  case Kind::Contiguous:
+    return block(*t.child(), a.count, 0);
+  case Kind::Vector:
+  case Kind::HVector: {
+    int64_t stride = a.kind == Kind::Vector
+                         ? a.stride * t.child()->layout().extent
+                         : a.stride;
+    return repeat(block(*t.child(), a.blocklen, 0), a.count, stride);
+  }
+  case Kind::Indexed:
+  case Kind::HIndexed:
+  case Kind::IndexedBlock:
+  case Kind::HIndexedBlock: {
+    bool inExtents = a.kind == Kind::Indexed || a.kind == Kind::IndexedBlock;
+    bool oneLength =
+        a.kind == Kind::IndexedBlock || a.kind == Kind::HIndexedBlock;
+    int64_t ext = t.child()->layout().extent;
+    Segments segs;
+    for (size_t i = 0; i < a.displs.size(); ++i)
+      append(segs, block(*t.child(), oneLength ? a.blocklen : a.blocklens[i],
+                         inExtents ? a.displs[i] * ext : a.displs[i]));
+    return segs;
+  }
+  case Kind::Struct: {
+    Segments segs;
+    for (size_t i = 0; i < a.displs.size(); ++i)
+      append(segs, block(*t.child(i), a.blocklens[i], a.displs[i]));
+    return segs;
+  }
+  case Kind::Subarray: {
+    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    for (size_t d = 0; d < a.sizes.size(); ++d)
+      owned[d] = {{a.starts[d], a.subsizes[d]}};
+    return lowerArray(t, owned);
+  }
+  case Kind::Darray: {
+    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    for (unsigned d = 0; d < a.sizes.size(); ++d)
+      owned[d] = darrayLocalBlocks(a, d);
+    return lowerArray(t, owned);
+  }
+  case Kind::Resized:
+  case Kind::Dup:
+    return lower(*t.child());
+  }
+  return {};
+}
+
+/// Merges touching runs of one table.
+bool mergeRuns(std::vector<Run> &runs) {
+  std::vector<Run> out;
+  for (const Run &r : runs) {
+    if (r.length <= 0)
+      continue;
+    if (!out.empty() && out.back().offset + out.back().length == r.offset)
+      out.back().length += r.length;
+    else
+      out.push_back(r);
+  }
+  bool changed = out != runs;
+  runs = std::move(out);
+  return changed;
+}
+
+/// Folds dimensions that add nothing or continue a run or an outer step.
+bool foldDims(Segment &seg) {
+  bool changed = false;
+  // Count-1 dimensions place one copy at index 0.
+  for (size_t i = 0; i < seg.dims.size();) {
+    if (seg.dims[i].count == 1) {
+      seg.dims.erase(seg.dims.begin() + i);
+      changed = true;
+    } else {
+      ++i;
+    }
+  }
+  // The innermost dimension continues a single run.
+  while (!seg.dims.empty() && seg.runs.size() == 1 &&
+         seg.dims.back().stride == seg.runs.front().length) {
+    seg.runs.front().length *= seg.dims.back().count;
+    seg.dims.pop_back();
+    changed = true;
+  }
+  // An outer step that equals the whole inner dimension.
+  for (size_t i = 0; i + 1 < seg.dims.size();) {
+    Dim &outer = seg.dims[i], &inner = seg.dims[i + 1];
+    if (outer.stride == inner.count * inner.stride) {
+      inner.count *= outer.count;
+      seg.dims.erase(seg.dims.begin() + i);
+      changed = true;
+    } else {
+      ++i;
+    }
+  }
+  return changed;
+}
+
+/// Makes a table start at offset 0 relative to the segment.
+bool anchorRuns(Segment &seg) {
+  int64_t first = seg.runs.front().offset;
+  if (first == 0)
+    return false;
+  seg.offset += first;
+  for (Run &r : seg.runs)
+    r.offset -= first;
+  return true;
+}
+
+} // namespace
+
+bool simplifyLayout(CanonicalLayout &layout) {
+  bool changed = false;
+  Segments out;
+  for (Segment &seg : layout.segments) {
+    changed |= mergeRuns(seg.runs);
+    bool empty = seg.runs.empty();
+    for (const Dim &d : seg.dims)
+      empty |= d.count <= 0;
+    if (empty) {
+      changed = true;
+      continue;
+    }
+    changed |= foldDims(seg);
+    changed |= anchorRuns(seg);
+    // Two point segments in a row are one table.
+    if (!out.empty() && out.back().dims.empty() && seg.dims.empty()) {
+      Segment &prev = out.back();
+      for (const Run &r : seg.runs)
+        prev.runs.push_back({seg.offset + r.offset - prev.offset, r.length});
+      mergeRuns(prev.runs);
+      changed = true;
+      continue;
+    }
+    out.push_back(std::move(seg));
+  }
+  layout.segments = std::move(out);
+  return changed;
+}
+
+CanonicalLayout lowerToCanonical(const Datatype &type) {
+  CanonicalLayout layout;
+  layout.size = type.layout().size;
+  layout.lb = type.layout().lb;
+  layout.extent = type.layout().extent;
+  layout.segments = lower(type);
+  while (simplifyLayout(layout)) {
+  }
+  return layout;
+}
+
+namespace {
+
+/// Rewrites a run table made of `groups` equal groups of runs, each group
+/// the first one shifted by a constant step, as a dimension over one group.
+/// Takes the smallest group (the most regular reading).
+bool tableToDim(Segment &seg) {
+  size_t n = seg.runs.size();
+  for (size_t p = 1; p * 2 <= n; ++p) {
+    if (n % p != 0)
+      continue;
+    int64_t step = seg.runs[p].offset - seg.runs[0].offset;
+    bool regular = true;
+    for (size_t i = p; i < n && regular; ++i) {
+      const Run &r = seg.runs[i], &base = seg.runs[i - p];
+      regular = r.length == base.length && r.offset - base.offset == step;
+    }
+    if (!regular)
+      continue;
+    seg.runs.resize(p);
+    seg.dims.push_back(Dim{static_cast<int64_t>(n / p), step});
+    return true;
+  }
+  return false;
+}
+
+/// Rewrites consecutive segments that are the same nest at a constant step
+/// as one segment with one more (outer) dimension.
+bool segmentsToDim(Segments &segs) {
+  bool changed = false;
+  Segments out;
+  for (size_t i = 0; i < segs.size();) {
+    size_t j = i + 1;
+    int64_t step = 0;
+    if (j < segs.size() && segs[j].dims == segs[i].dims &&
+        segs[j].runs == segs[i].runs) {
+      step = segs[j].offset - segs[i].offset;
+      while (j < segs.size() && segs[j].dims == segs[i].dims &&
+             segs[j].runs == segs[i].runs &&
+             segs[j].offset - segs[j - 1].offset == step)
+        ++j;
+    }
+    Segment seg = std::move(segs[i]);
+    if (j - i >= 2) {
+      seg.dims.insert(seg.dims.begin(),
+                      Dim{static_cast<int64_t>(j - i), step});
+      changed = true;
+    } else {
+      j = i + 1;
+    }
+    out.push_back(std::move(seg));
+    i = j;
+  }
+  segs = std::move(out);
+  return changed;
+}
+
+} // namespace
+
+bool detectVectors(CanonicalLayout &layout) {
+  bool changed = false, again = true;
+  while (again) {
+    again = false;
+    for (Segment &seg : layout.segments)
+      while (tableToDim(seg))
+        again = true;
+    again |= segmentsToDim(layout.segments);
+    again |= simplifyLayout(layout);
+    changed |= again;
+  }
+  return changed;
+}
+
+std::vector<Run> flattenLayout(const CanonicalLayout &layout, int64_t count) {
+  std::vector<Run> runs;
+  std::function<void(const Run &)> push = [&](const Run &r) {
+    runs.push_back(r);
+  };
+  RunMerger merger(push);
+  for (int64_t i = 0; i < count; ++i)
+    for (const Segment &seg : layout.segments)
+      forEachPoint(seg, [&](int64_t at) {
+        for (const Run &r : seg.runs)
+          merger.add(i * layout.extent + at + r.offset, r.length);
+      });
+  merger.flush();
+  return runs;
+}
+
+std::string describeLayout(const CanonicalLayout &layout) {
+  std::ostringstream os;
+  os << "size " << layout.size << ", lb " << layout.lb << ", extent "
+     << layout.extent << ", " << layout.segments.size() << " segment(s)";
+  for (const Segment &seg : layout.segments) {
+    os << "\n  at " << seg.offset << ": ";
+    for (const Dim &d : seg.dims)
+      os << d.count << " x " << d.stride << "B, ";
+    if (seg.isStrided())
+      os << "run of " << seg.runs.front().length << "B";
+    else
+      os << "table of " << seg.runs.size() << " runs ("
+         << seg.pointBytes() << "B)";
+  }
+  return os.str();
+}
+
+} // namespace ddtc

@@ -1,0 +1,161 @@
+//===- KernelPlan.cpp - Access width and work units of a kernel ------------===//
+
+#include "ddtc/Core/KernelPlan.h"
+
+#include <algorithm>
+
+namespace ddtc {
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+/// Chunks each lane moves per work unit: long enough to hide latency, short
+/// enough that a triangle's short columns do not leave warps idle for long.
+constexpr int64_t kChunksPerLane = 4;
+
+/// The largest power of two (<= 16) dividing every value; 16 for none.
+int64_t commonAlignment(const std::vector<int64_t> &values) {
+  int64_t w = 16;
+  for (int64_t v : values)
+    while (w > 1 && v % w != 0)
+      w /= 2;
+  return w;
+}
+
+/// Calls `fn(src, packed, length)` for every run of one instance.
+template <typename Fn> void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
+  int64_t packed = 0;
+  for (const Run &r : flattenLayout(l, 1)) {
+    fn(r.offset, packed, r.length);
+    packed += r.length;
+  }
+}
+
+bool allStrided(const CanonicalLayout &l) {
+  for (const Segment &s : l.segments)
+    if (!s.isStrided())
+      return false;
+  return true;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+} // namespace
+
+KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
+  KernelPlan plan;
+  plan.layout = layout;
+  return plan;
+}
+
+bool alignAccesses(KernelPlan &plan) {
+  const CanonicalLayout &l = plan.layout;
+  // Every source position of a run (offsets, strides, instance extent) and
+  // every run length: when all are multiples of w, every run is w-aligned at
+  // both ends on both sides.
+  std::vector<int64_t> strict = {l.extent};
+  int64_t longest = 0;
+  for (const Segment &s : l.segments) {
+    for (const Dim &d : s.dims)
+      strict.push_back(d.stride);
+    for (const Run &r : s.runs) {
+      strict.push_back(s.offset + r.offset);
+      strict.push_back(r.length);
+      longest = std::max(longest, r.length);
+    }
+  }
+  // Only the distance between each run's source and packed positions (and
+  // its growth per instance, extent - size): when all are multiples of w, a
+  // run's bytes are w-aligned on both sides at the same places, so it splits
+  // into a prologue, an aligned body and an epilogue.
+  std::vector<int64_t> shifted = {l.extent - l.size};
+  forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t) {
+    shifted.push_back(src - packed);
+  });
+  int64_t strictWidth = commonAlignment(strict);
+  int64_t width = std::max(strictWidth, commonAlignment(shifted));
+  // A width longer than every run is never used.
+  while (width > 1 && width > longest)
+    width /= 2;
+  strictWidth = std::min(strictWidth, width);
+
+  KernelPlan before = plan;
+  plan.width = width;
+  plan.needsBytePath = strictWidth < width || l.size % width != 0;
+  plan.units.clear();
+  if (!allStrided(l) && l.size > 0) {
+    int split = 0;
+    forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t len) {
+      int64_t head = std::min(len, (width - ((src % width) + width) % width) % width);
+      int64_t body = (len - head) / width * width;
+      int64_t tail = len - head - body;
+      if (head > 0)
+        plan.units.push_back({packed, src, head, false});
+      if (body > 0)
+        plan.units.push_back({packed + head, src + head, body, width > 1});
+      if (tail > 0)
+        plan.units.push_back({packed + head + body, src + head + body, tail,
+                              false});
+      split += head > 0 || tail > 0;
+    });
+    plan.notes.push_back("alignment-prologues: width " + str(width) + "; " +
+                         str(split) +
+                         " run(s) split into prologue, wide body, epilogue");
+  } else {
+    plan.notes.push_back(
+        "alignment-prologues: width " + str(width) +
+        (plan.needsBytePath ? "; some chunks straddle runs or start unaligned"
+                            : "; every chunk is aligned and inside one run"));
+  }
+  return plan.width != before.width || plan.units != before.units ||
+         plan.needsBytePath != before.needsBytePath;
+}
+
+bool balanceWorkUnits(KernelPlan &plan) {
+  if (allStrided(plan.layout)) {
+    bool changed = plan.family != KernelFamily::Strided || !plan.units.empty();
+    plan.family = KernelFamily::Strided;
+    plan.units.clear();
+    plan.unitBytes = 0;
+    plan.notes.push_back("stair-balancing: every segment is a strided nest; "
+                         "one thread per " +
+                         str(plan.width) + "-byte chunk, no work units");
+    return changed;
+  }
+  int64_t unit = kWarp * plan.width * kChunksPerLane;
+  std::vector<WorkUnit> units;
+  int64_t longest = 0, shortest = INT64_MAX;
+  for (const WorkUnit &piece : plan.units) {
+    longest = std::max(longest, piece.length);
+    shortest = std::min(shortest, piece.length);
+    for (int64_t at = 0; at < piece.length; at += unit)
+      units.push_back({piece.packed + at, piece.src + at,
+                       std::min(unit, piece.length - at), piece.wide});
+  }
+  bool changed = plan.family != KernelFamily::Units || units != plan.units ||
+                 plan.unitBytes != unit;
+  plan.family = KernelFamily::Units;
+  plan.unitBytes = unit;
+  plan.notes.push_back("stair-balancing: " + str(plan.units.size()) +
+                       " piece(s) of " + str(shortest == INT64_MAX ? 0 : shortest) +
+                       ".." + str(longest) + " bytes cut into " +
+                       str(units.size()) + " work unit(s) of at most " +
+                       str(unit) + " bytes, one warp each");
+  plan.units = std::move(units);
+  return changed;
+}
+
+KernelPlan planKernel(const Datatype &type) {
+  CanonicalLayout layout = lowerToCanonical(type);
+  KernelPlan plan = makeInitialPlan(layout);
+  plan.notes.push_back("normalize: " + describeLayout(layout));
+  bool vectors = detectVectors(plan.layout);
+  plan.notes.push_back(
+      vectors ? "vector-detection: " + describeLayout(plan.layout)
+              : "vector-detection: no regular table or segment sequence");
+  alignAccesses(plan);
+  balanceWorkUnits(plan);
+  return plan;
+}
+
+} // namespace ddtc

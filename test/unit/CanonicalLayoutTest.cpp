@@ -1,0 +1,179 @@
+//===- CanonicalLayoutTest.cpp - Normalization, vector detection, plans ----===//
+
+#include "ddtc/Core/KernelPlan.h"
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Testing/RandomDatatype.h"
+
+#include <gtest/gtest.h>
+
+using namespace ddtc;
+
+namespace {
+
+TypeRef parse(const std::string &spec) {
+  SpecFile file;
+  std::string error;
+  EXPECT_TRUE(parseSpec(spec, "test.ddt", file, error)) << error;
+  return file.bindings.empty() ? nullptr : file.bindings.back().type;
+}
+
+TEST(Normalize, VectorIsOneStridedNest) {
+  CanonicalLayout l = lowerToCanonical(*parse("t = vector(3, 2, 5, double)"));
+  ASSERT_EQ(l.segments.size(), 1u);
+  const Segment &s = l.segments[0];
+  EXPECT_EQ(s.offset, 0);
+  EXPECT_EQ(s.dims, (std::vector<Dim>{{3, 40}}));
+  EXPECT_EQ(s.runs, (std::vector<ddtc::Run>{{0, 16}}));
+  EXPECT_EQ(l.extent, 96);
+}
+
+TEST(Normalize, ContiguousDimensionsFold) {
+  // A whole row of a 2-d subarray is contiguous with the next one.
+  CanonicalLayout l = lowerToCanonical(
+      *parse("t = subarray([4, 6, 8], [2, 6, 8], [1, 0, 0], C, float)"));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_TRUE(l.segments[0].dims.empty());
+  EXPECT_EQ(l.segments[0].runs, (std::vector<ddtc::Run>{{0, 2 * 6 * 8 * 4}}));
+  EXPECT_EQ(l.segments[0].offset, 6 * 8 * 4);
+}
+
+TEST(Normalize, HaloFaceIsTwoDimensions) {
+  CanonicalLayout l = lowerToCanonical(
+      *parse("t = subarray([8, 8, 8], [6, 6, 1], [1, 1, 0], C, double)"));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_EQ(l.segments[0].dims, (std::vector<Dim>{{6, 512}, {6, 64}}));
+  EXPECT_EQ(l.segments[0].runs, (std::vector<ddtc::Run>{{0, 8}}));
+}
+
+TEST(Normalize, IrregularIndexedIsOneTable) {
+  CanonicalLayout l = lowerToCanonical(
+      *parse("t = indexed([3, 2, 1], [0, 4, 8], double)"));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_TRUE(l.segments[0].dims.empty());
+  EXPECT_EQ(l.segments[0].runs,
+            (std::vector<ddtc::Run>{{0, 24}, {32, 16}, {64, 8}}));
+  EXPECT_FALSE(detectVectors(l));
+}
+
+TEST(VectorDetection, RegularIndexedBecomesStrided) {
+  CanonicalLayout l = lowerToCanonical(
+      *parse("t = indexed([2, 2, 2, 2], [0, 5, 10, 15], double)"));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_EQ(l.segments[0].runs.size(), 4u);
+  EXPECT_TRUE(detectVectors(l));
+  EXPECT_EQ(l.segments[0].dims, (std::vector<Dim>{{4, 40}}));
+  EXPECT_EQ(l.segments[0].runs, (std::vector<ddtc::Run>{{0, 16}}));
+}
+
+TEST(VectorDetection, RepeatedGroupsBecomeTwoDimensions) {
+  // Pairs of 4-byte runs 8 apart, the pairs 100 apart.
+  CanonicalLayout l = lowerToCanonical(
+      *parse("t = hindexed([1, 1, 1, 1, 1, 1], [0, 8, 100, 108, 200, 208], "
+             "int)"));
+  EXPECT_TRUE(detectVectors(l));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_EQ(l.segments[0].dims, (std::vector<Dim>{{3, 100}, {2, 8}}));
+  EXPECT_EQ(l.segments[0].runs, (std::vector<ddtc::Run>{{0, 4}}));
+}
+
+TEST(VectorDetection, StructOfEqualMembersAtOneStride) {
+  CanonicalLayout l = lowerToCanonical(*parse(
+      "v = vector(2, 1, 4, float)\n"
+      "t = struct([1, 1, 1], [0, 64, 128], [v, v, v])"));
+  EXPECT_EQ(l.segments.size(), 3u);
+  EXPECT_TRUE(detectVectors(l));
+  ASSERT_EQ(l.segments.size(), 1u);
+  EXPECT_EQ(l.segments[0].dims, (std::vector<Dim>{{3, 64}, {2, 16}}));
+}
+
+TEST(Plan, AlignedDoublesUseSixteenBytes) {
+  KernelPlan p = planKernel(*parse("t = vector(100, 4, 8, double)"));
+  EXPECT_EQ(p.family, KernelFamily::Strided);
+  EXPECT_EQ(p.width, 16);
+  EXPECT_FALSE(p.needsBytePath);
+}
+
+TEST(Plan, UnalignedOffsetsLowerTheWidth) {
+  // Runs at source offsets 4 and 132 land at packed 0 and 64: the source is
+  // 4 bytes off wherever the packed side is aligned, so 4 is the widest.
+  KernelPlan p = planKernel(*parse("t = hindexed([64, 64], [4, 132], char)"));
+  EXPECT_EQ(p.family, KernelFamily::Strided);
+  EXPECT_EQ(p.width, 4);
+  EXPECT_FALSE(p.needsBytePath);
+}
+
+TEST(Plan, CoalignedRunsSplitIntoPrologueBodyEpilogue) {
+  // Source 16 / packed 0 (20 bytes) and source 52 / packed 20 (44 bytes):
+  // both sides agree modulo 16, so each run has a 16-byte-aligned body.
+  KernelPlan p = planKernel(*parse("t = hindexed([20, 44], [16, 52], char)"));
+  EXPECT_EQ(p.family, KernelFamily::Units);
+  EXPECT_EQ(p.width, 16);
+  EXPECT_EQ(p.units, (std::vector<WorkUnit>{{0, 16, 16, true},
+                                            {16, 32, 4, false},
+                                            {20, 52, 12, false},
+                                            {32, 64, 32, true}}));
+}
+
+TEST(Plan, TriangleIsCutIntoEqualUnits) {
+  std::string spec = "t = indexed([";
+  std::string displs;
+  int n = 100;
+  for (int j = 0; j < n; ++j) {
+    spec += (j ? ", " : "") + std::to_string(n - j);
+    displs += (j ? ", " : "") + std::to_string(j * n + j);
+  }
+  spec += "], [" + displs + "], double)";
+  KernelPlan p = planKernel(*parse(spec));
+  EXPECT_EQ(p.family, KernelFamily::Units);
+  EXPECT_EQ(p.width, 8);
+  ASSERT_GT(p.unitBytes, 0);
+  int64_t total = 0;
+  for (const WorkUnit &u : p.units) {
+    EXPECT_LE(u.length, p.unitBytes);
+    total += u.length;
+  }
+  EXPECT_EQ(total, p.layout.size);
+}
+
+/// Every piece of the pipeline keeps the bytes: the layout's runs equal the
+/// tree's (which equal MPI_Pack's), and the work units cover the packed
+/// stream once, in order, each at its source offset.
+TEST(Property, RandomTypesKeepTheirRuns) {
+  std::mt19937_64 rng(20261121);
+  RandomDatatypeOptions options;
+  options.maxPieces = 20000;
+  for (int i = 0; i < 400; ++i) {
+    RandomDatatypeCase c = generateRandomDatatype(rng, options);
+    const Datatype &t = *c.type;
+    std::vector<ddtc::Run> expected = flatten(t, c.count);
+    CanonicalLayout l = lowerToCanonical(t);
+    ASSERT_EQ(flattenLayout(l, c.count), expected) << printSpecExpr(t);
+    detectVectors(l);
+    ASSERT_EQ(flattenLayout(l, c.count), expected) << printSpecExpr(t);
+    KernelPlan p = makeInitialPlan(l);
+    alignAccesses(p);
+    balanceWorkUnits(p);
+    if (p.family == KernelFamily::Units) {
+      std::vector<ddtc::Run> one = flatten(t, 1);
+      std::vector<ddtc::Run> fromUnits;
+      int64_t packed = 0;
+      for (const WorkUnit &u : p.units) {
+        ASSERT_EQ(u.packed, packed) << printSpecExpr(t);
+        ASSERT_LE(u.length, p.unitBytes);
+        if (u.wide)
+          ASSERT_TRUE(u.src % p.width == 0 && u.packed % p.width == 0 &&
+                      u.length % p.width == 0)
+              << printSpecExpr(t);
+        packed += u.length;
+        if (!fromUnits.empty() &&
+            fromUnits.back().offset + fromUnits.back().length == u.src)
+          fromUnits.back().length += u.length;
+        else
+          fromUnits.push_back({u.src, u.length});
+      }
+      ASSERT_EQ(fromUnits, one) << printSpecExpr(t);
+    }
+  }
+}
+
+} // namespace
