@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Dialect/DDT/DDTDialect.h"
+#include "ddtc/Dialect/DDT/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -13,6 +14,7 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  ddtc::ddt::registerDDTPasses();
   mlir::DialectRegistry registry;
   registry.insert<ddtc::ddt::DDTDialect>();
   return mlir::asMainReturnCode(

@@ -380,3 +380,102 @@ ddt.define @t {
 %0 = "ddt.primitive"() <{name = "MPI_INT"}> : () -> !ddt.datatype
 // expected-error @+1 {{'ddt.yield' op expects parent op 'ddt.define'}}
 "ddt.yield"(%0) : (!ddt.datatype) -> ()
+
+// -----
+
+ddt.define @t {
+  ddt.layout size 8, lb 0, extent 8 {
+    // expected-error @+1 {{'ddt.segment' op has 2 dimension counts but 1 strides}}
+    ddt.segment at 0 dims [2, 2] strides [8] runs [0] lengths [2]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  ddt.layout size 0, lb 0, extent 8 {
+    // expected-error @+1 {{'ddt.segment' op dimension 1 count must be at least 1, got 0}}
+    ddt.segment at 0 dims [2, 0] strides [8, 4] runs [0] lengths [2]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  ddt.layout size 8, lb 0, extent 8 {
+    // expected-error @+1 {{'ddt.segment' op has 1 run offsets but 2 run lengths}}
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [4, 4]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  ddt.layout size 0, lb 0, extent 8 {
+    // expected-error @+1 {{'ddt.segment' op needs at least one run}}
+    ddt.segment at 0 dims [] strides [] runs [] lengths []
+  }
+}
+
+// -----
+
+ddt.define @t {
+  ddt.layout size 4, lb 0, extent 8 {
+    // expected-error @+1 {{'ddt.segment' op run 1 length must be at least 1, got 0}}
+    ddt.segment at 0 dims [] strides [] runs [0, 4] lengths [4, 0]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.layout' op size 16 does not match the 24 bytes its segments pack}}
+  ddt.layout size 16, lb 0, extent 8 {
+    ddt.segment at 0 dims [3] strides [16] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.layout' op segments pack more than 2^63 bytes}}
+  ddt.layout size 16, lb 0, extent 8 {
+    ddt.segment at 0 dims [4611686018427387904, 4] strides [16, 1] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.layout' op width must be 1, 2, 4, 8 or 16, got 3}}
+  ddt.layout size 8, lb 0, extent 8 attributes {width = 3 : i64} {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.layout' op family must be "strided" or "units", got "warp"}}
+  ddt.layout size 8, lb 0, extent 8 attributes {family = "warp"} {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.layout' op units must hold quadruples (packed, source, length, wide), got 3 values}}
+  ddt.layout size 8, lb 0, extent 8 attributes {units = array<i64: 0, 0, 8>} {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  %0 = ddt.primitive MPI_DOUBLE
+  // expected-error @+1 {{'ddt.segment' op expects parent op 'ddt.layout'}}
+  ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  ddt.yield %0
+}

@@ -53,6 +53,10 @@ def DDT_DefineOp : DDT_Op<"define", [Symbol, IsolatedFromAbove, SingleBlock,
 def DDT_YieldOp : DDT_Op<"yield", [Pure, Terminator,
                                    HasParent<"DefineOp">]> {
   let summary = "the datatype a definition names";
+  let description = [{
+    Ends a definition written with constructor ops. After `ddt-normalize`
+    a definition ends with a `ddt.layout` instead.
+  }];
   let arguments = (ins DDT_DatatypeType:$datatype);
   let assemblyFormat = "$datatype attr-dict";
 }
@@ -173,6 +177,67 @@ def DDT_DupOp : DDT_ConstructorOp<"dup"> {
   let summary = "MPI_Type_dup";
   let arguments = (ins DDT_DatatypeType:$oldtype);
   let assemblyFormat = "$oldtype attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Canonical layout and kernel plan
+//===----------------------------------------------------------------------===//
+
+def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
+                                     SingleBlock, NoTerminator,
+                                     NoRegionArguments]> {
+  let summary = "the canonical layout of a definition, and its kernel plan";
+  let description = [{
+    The normalized form of a datatype: `size`, `lb` and `extent` of one
+    instance (instance i starts at i * extent) and the `ddt.segment` ops of
+    its packed stream, in pack order. The planning passes add the kernel
+    plan as attributes:
+
+    - `width` (alignment prologues): bytes per access, 1 to 16;
+    - `needs_byte_path`: some chunks straddle runs or start unaligned;
+    - `family` (stair balancing): `"strided"` or `"units"`;
+    - `unit_bytes` and `units`: the work units of one instance, as
+      quadruples (packed position, source offset, length, wide).
+
+    ```mlir
+    ddt.define @col {
+      ddt.layout size 48, lb 0, extent 96 {
+        ddt.segment at 0 dims [3] strides [40] runs [0] lengths [16]
+      }
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$size, I64Attr:$lb, I64Attr:$extent,
+                       OptionalAttr<I64Attr>:$width,
+                       OptionalAttr<BoolAttr>:$needs_byte_path,
+                       OptionalAttr<StrAttr>:$family,
+                       OptionalAttr<I64Attr>:$unit_bytes,
+                       OptionalAttr<DenseI64ArrayAttr>:$units);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `size` $size `,` `lb` $lb `,` `extent` $extent attr-dict-with-keyword
+    $body
+  }];
+  let hasVerifier = 1;
+}
+
+def DDT_SegmentOp : DDT_Op<"segment", [HasParent<"LayoutOp">]> {
+  let summary = "a strided nest of a run table";
+  let description = [{
+    For every index of the nest (`counts`/`strides` in bytes, outermost
+    first, the last varying fastest), the runs `runs`/`lengths`, shifted by
+    `at` plus the index times the strides, in order. One run: a strided
+    nest; several: a table repeated at every nest point.
+  }];
+  let arguments = (ins I64Attr:$offset, DenseI64ArrayAttr:$counts,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$run_offsets,
+                       DenseI64ArrayAttr:$run_lengths);
+  let assemblyFormat = [{
+    `at` $offset `dims` $counts `strides` $strides `runs` $run_offsets
+    `lengths` $run_lengths attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // DDT_OPS_TD

@@ -242,3 +242,64 @@ Value DefineOp::getYieldedType() {
 
 #define GET_OP_CLASSES
 #include "ddtc/Dialect/DDT/DDTOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Canonical layout
+//===----------------------------------------------------------------------===//
+
+LogicalResult SegmentOp::verify() {
+  if (getCounts().size() != getStrides().size())
+    return emitOpError("has ")
+           << getCounts().size() << " dimension counts but "
+           << getStrides().size() << " strides";
+  for (auto [i, c] : llvm::enumerate(getCounts()))
+    if (c < 1)
+      return emitOpError("dimension ") << i << " count must be at least 1, got "
+                                       << c;
+  if (getRunOffsets().size() != getRunLengths().size())
+    return emitOpError("has ")
+           << getRunOffsets().size() << " run offsets but "
+           << getRunLengths().size() << " run lengths";
+  if (getRunLengths().empty())
+    return emitOpError("needs at least one run");
+  for (auto [i, l] : llvm::enumerate(getRunLengths()))
+    if (l < 1)
+      return emitOpError("run ") << i << " length must be at least 1, got "
+                                 << l;
+  return success();
+}
+
+LogicalResult LayoutOp::verify() {
+  int64_t packed = 0;
+  bool overflow = false;
+  for (auto seg : getBody().front().getOps<SegmentOp>()) {
+    int64_t bytes = 0, points = 1;
+    for (int64_t l : seg.getRunLengths())
+      overflow |= __builtin_add_overflow(bytes, l, &bytes);
+    for (int64_t c : seg.getCounts())
+      overflow |= __builtin_mul_overflow(points, c, &points);
+    overflow |= __builtin_mul_overflow(points, bytes, &bytes);
+    overflow |= __builtin_add_overflow(packed, bytes, &packed);
+  }
+  if (overflow)
+    return emitOpError("segments pack more than 2^63 bytes");
+  if (packed != static_cast<int64_t>(getSize()))
+    return emitOpError("size ")
+           << static_cast<int64_t>(getSize()) << " does not match the "
+           << packed << " bytes its segments pack";
+  if (auto width = getWidth()) {
+    int64_t w = static_cast<int64_t>(*width);
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
+      return emitOpError("width must be 1, 2, 4, 8 or 16, got ") << w;
+  }
+  if (auto family = getFamily())
+    if (*family != "strided" && *family != "units")
+      return emitOpError("family must be \"strided\" or \"units\", got \"")
+             << *family << "\"";
+  if (auto units = getUnits())
+    if (units->size() % 4 != 0)
+      return emitOpError("units must hold quadruples (packed, source, "
+                         "length, wide), got ")
+             << units->size() << " values";
+  return success();
+}

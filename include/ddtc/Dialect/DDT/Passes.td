@@ -1,0 +1,98 @@
+//===- Passes.td - Passes of the ddt dialect ---------------*- tablegen -*-===//
+
+#ifndef DDT_PASSES_TD
+#define DDT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Normalize : Pass<"ddt-normalize", "::ddtc::ddt::DefineOp"> {
+  let summary = "Lower constructor ops to the canonical layout";
+  let description = [{
+    Replaces the constructor ops of a definition by its canonical layout:
+    strided nests of run tables with explicit byte offsets and the size, lb
+    and extent of one instance. Regular constructors (contiguous, vector,
+    hvector, subarray, darray dimensions) become nest dimensions; irregular
+    ones ((h)indexed, struct) become run tables. Resized and dup leave the
+    runs alone. Empty blocks are dropped, touching runs merge, count-1
+    dimensions vanish and dimensions that continue a run fold into it.
+
+    ```mlir
+    // before
+    ddt.define @face {
+      %0 = ddt.primitive MPI_DOUBLE
+      %1 = ddt.subarray [8, 8, 8], [6, 6, 1], [1, 1, 0], C, %0
+      ddt.yield %1
+    }
+    // after
+    ddt.define @face {
+      ddt.layout size 288, lb 0, extent 4096 {
+        ddt.segment at 576 dims [6, 6] strides [512, 64] runs [0] lengths [8]
+      }
+    }
+    ```
+  }];
+}
+
+def VectorDetection : Pass<"ddt-vector-detection", "::ddtc::ddt::DefineOp"> {
+  let summary = "Turn regular run tables and segment sequences into dimensions";
+  let description = [{
+    Finds regularity that irregular constructors hide: a run table made of
+    equal groups at a constant step becomes one more (inner) dimension over
+    a group, repeatedly (so a table of equal runs at a constant stride becomes
+    a strided nest, and a 2-d grid two dimensions); consecutive segments that
+    are the same nest at a constant step become one segment with one more
+    (outer) dimension. Contiguous dimensions then merge.
+
+    ```mlir
+    // before: indexed([2, 2, 2, 2], [0, 5, 10, 15], MPI_DOUBLE)
+    ddt.segment at 0 dims [] strides [] runs [0, 40, 80, 120] lengths [16, 16, 16, 16]
+    // after
+    ddt.segment at 0 dims [4] strides [40] runs [0] lengths [16]
+    ```
+
+    Tables whose runs differ in length or step (a triangle) are left alone.
+  }];
+}
+
+def AlignmentPrologues
+    : Pass<"ddt-alignment-prologues", "::ddtc::ddt::DefineOp"> {
+  let summary = "Prove the widest safe access and split unaligned runs";
+  let description = [{
+    Sets `width`, the widest access (16, 8, 4, 2 or 1 bytes) that the
+    layout allows for the bulk of its bytes, assuming buffers aligned to 16
+    bytes (the launcher checks and falls back to width 1). When every offset,
+    stride and run length is a multiple of the width, every access is wide.
+    When only the distance between each run's source and packed positions
+    is, runs are split into a prologue up to the first aligned byte, a wide
+    body and an epilogue (`units`, with no length limit yet);
+    `needs_byte_path` records that some bytes need narrow accesses.
+
+    ```mlir
+    // hindexed([20, 44], [16, 52], MPI_CHAR)
+    ddt.layout size 64, lb 16, extent 80 attributes {needs_byte_path = true,
+        units = array<i64: 0, 16, 16, 1,  16, 32, 4, 0,
+                           20, 52, 12, 0,  32, 64, 32, 1>, width = 16}
+    ```
+  }];
+}
+
+def StairBalancing : Pass<"ddt-stair-balancing", "::ddtc::ddt::DefineOp"> {
+  let summary = "Cut irregular runs into work units of equal size";
+  let description = [{
+    Picks the kernel family. A layout of strided nests needs no table: each
+    thread maps its chunk of the packed stream with div/mod
+    (`family = "strided"`). Anything else gets the generic kernel: the pieces
+    left by alignment prologues are cut into work units of at most
+    `unit_bytes` (32 lanes x width x 4 chunks), one warp each, so a long run
+    is spread over many warps and no warp waits while another walks a long
+    column (the stair shape of a triangular matrix).
+
+    ```mlir
+    // a lower triangle of 4x4 doubles: runs of 32, 24, 16 and 8 bytes
+    ddt.layout ... {family = "units", unit_bytes = 1024,
+        units = array<i64: 0, 0, 32, 1, 32, 40, 24, 1, ...>}
+    ```
+  }];
+}
+
+#endif // DDT_PASSES_TD

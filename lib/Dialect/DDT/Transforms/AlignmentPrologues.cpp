@@ -1,0 +1,32 @@
+//===- AlignmentPrologues.cpp - Access width and prologue splits ------------===//
+
+#include "ddtc/Dialect/DDT/DDTLayout.h"
+#include "ddtc/Dialect/DDT/Passes.h"
+
+namespace ddtc::ddt {
+#define GEN_PASS_DEF_ALIGNMENTPROLOGUES
+#include "ddtc/Dialect/DDT/Passes.h.inc"
+} // namespace ddtc::ddt
+
+using namespace mlir;
+using namespace ddtc;
+using namespace ddtc::ddt;
+
+namespace {
+struct AlignmentProloguesPass
+    : public ddt::impl::AlignmentProloguesBase<AlignmentProloguesPass> {
+  void runOnOperation() override {
+    DefineOp define = getOperation();
+    auto layout = dyn_cast<LayoutOp>(define.getBody().front().getTerminator());
+    if (!layout) {
+      define.emitError("ddt-alignment-prologues needs a ddt.layout: run "
+                       "ddt-normalize first");
+      return signalPassFailure();
+    }
+    PlanStage stage;
+    KernelPlan plan = readPlan(layout, stage);
+    alignAccesses(plan);
+    writePlan(define, plan, PlanStage::Aligned);
+  }
+};
+} // namespace
