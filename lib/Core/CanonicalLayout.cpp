@@ -162,14 +162,11 @@ Segments lower(const Datatype &t) {
   case Kind::HIndexed:
   case Kind::IndexedBlock:
   case Kind::HIndexedBlock: {
-    bool inExtents = a.kind == Kind::Indexed || a.kind == Kind::IndexedBlock;
-    bool oneLength =
-        a.kind == Kind::IndexedBlock || a.kind == Kind::HIndexedBlock;
     int64_t ext = t.child()->layout().extent;
     Segments segs;
     for (size_t i = 0; i < a.displs.size(); ++i)
-      append(segs, block(*t.child(), oneLength ? a.blocklen : a.blocklens[i],
-                         inExtents ? a.displs[i] * ext : a.displs[i]));
+      append(segs, block(*t.child(), getBlockLength(a, i),
+                         getBlockDisplacement(a, i, ext)));
     return segs;
   }
   case Kind::Struct: {

@@ -285,6 +285,17 @@ TypeRef Datatype::resized(int64_t lb, int64_t extent, TypeRef old,
   return create(std::move(a), error);
 }
 
+int64_t getBlockLength(const TypeArgs &a, size_t i) {
+  bool oneLength =
+      a.kind == Kind::IndexedBlock || a.kind == Kind::HIndexedBlock;
+  return oneLength ? a.blocklen : a.blocklens[i];
+}
+
+int64_t getBlockDisplacement(const TypeArgs &a, size_t i, int64_t oldExtent) {
+  bool inExtents = a.kind == Kind::Indexed || a.kind == Kind::IndexedBlock;
+  return inExtents ? a.displs[i] * oldExtent : a.displs[i];
+}
+
 bool equalTrees(const Datatype &x, const Datatype &y) {
   if (&x == &y)
     return true;

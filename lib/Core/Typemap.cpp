@@ -102,13 +102,10 @@ void emit(const Datatype &t, int64_t base, RunMerger &sink) {
   case Kind::HIndexed:
   case Kind::IndexedBlock:
   case Kind::HIndexedBlock: {
-    bool inExtents = a.kind == Kind::Indexed || a.kind == Kind::IndexedBlock;
-    bool oneLength =
-        a.kind == Kind::IndexedBlock || a.kind == Kind::HIndexedBlock;
     int64_t ext = t.child()->layout().extent;
     for (size_t i = 0; i < a.displs.size(); ++i)
-      emitBlock(*t.child(), base + (inExtents ? a.displs[i] * ext : a.displs[i]),
-                oneLength ? a.blocklen : a.blocklens[i], sink);
+      emitBlock(*t.child(), base + getBlockDisplacement(a, i, ext),
+                getBlockLength(a, i), sink);
     return;
   }
   case Kind::Struct:

@@ -157,6 +157,14 @@ private:
 /// MPI importer all report its messages.
 std::string checkArguments(const TypeArgs &args);
 
+/// For (h)indexed, (h)indexed_block and struct calls: the number of old-type
+/// copies in block i, and the byte displacement of block i (indexed and
+/// indexed_block count displacements in extents of the old type). Only for
+/// validated types, whose displacements fit in 64 bits.
+int64_t getBlockLength(const TypeArgs &args, size_t i);
+int64_t getBlockDisplacement(const TypeArgs &args, size_t i,
+                             int64_t oldExtent);
+
 /// Structural equality of two trees (same constructors, same arguments).
 bool equalTrees(const Datatype &a, const Datatype &b);
 
