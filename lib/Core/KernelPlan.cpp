@@ -68,10 +68,24 @@ bool alignAccesses(KernelPlan &plan) {
   // its growth per instance, extent - size): when all are multiples of w, a
   // run's bytes are w-aligned on both sides at the same places, so it splits
   // into a prologue, an aligned body and an epilogue.
+  // Both positions are affine in the nest indices, so their distance is too:
+  // its value at index 0 for every run, plus its step along every dimension
+  // (stride minus the packed bytes the inner dimensions cover).
   std::vector<int64_t> shifted = {l.extent - l.size};
-  forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t) {
-    shifted.push_back(src - packed);
-  });
+  int64_t segmentStart = 0;
+  for (const Segment &s : l.segments) {
+    int64_t inPoint = 0;
+    for (const Run &r : s.runs) {
+      shifted.push_back(s.offset + r.offset - (segmentStart + inPoint));
+      inPoint += r.length;
+    }
+    int64_t inner = s.pointBytes();
+    for (size_t d = s.dims.size(); d-- > 0;) {
+      shifted.push_back(s.dims[d].stride - inner);
+      inner *= s.dims[d].count;
+    }
+    segmentStart += s.packedBytes();
+  }
   int64_t strictWidth = commonAlignment(strict);
   int64_t width = std::max(strictWidth, commonAlignment(shifted));
   // A width longer than every run is never used.
