@@ -1,14 +1,20 @@
 //===- ddtc.cpp - The ddtc compiler driver ----------------------------------===//
 //
-// ddtc FILE [-t NAME] [--count N] --emit=KIND [-o OUT]
+// ddtc FILE [-t NAME] [--count N] --emit=KIND [-o OUT] [--prefix NAME]
+//      [--arch sm_XX]
 // Reads a .ddt spec or a .mlir file of ddt.define ops and emits the chosen
-// form of one datatype (or all, for --emit=mlir without -t).
+// form of one datatype (or all, for --emit=mlir without -t): its typemap, its
+// IR, its pack/unpack kernels as CUDA C++, PTX or a cubin, or an explanation
+// of how they were planned.
 //===----------------------------------------------------------------------===//
 
+#include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Dialect/DDT/DDTOps.h"
 #include "ddtc/Dialect/DDT/DDTTree.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -18,15 +24,20 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 
 using namespace llvm;
 using namespace ddtc;
 
 namespace {
-enum class EmitKind { Typemap, MLIR };
+enum class EmitKind { Typemap, MLIR, CUDA, PTX, Cubin, Explain };
 
 cl::OptionCategory category("ddtc options");
 
@@ -44,11 +55,31 @@ cl::opt<EmitKind> emitKind(
     cl::values(clEnumValN(EmitKind::Typemap, "typemap",
                           "the packed layout: one '<offset> <length>' line per "
                           "maximal contiguous run, in pack order"),
-               clEnumValN(EmitKind::MLIR, "mlir", "the ddt dialect IR")),
+               clEnumValN(EmitKind::MLIR, "mlir", "the ddt dialect IR"),
+               clEnumValN(EmitKind::CUDA, "cuda",
+                          "the pack and unpack kernels as CUDA C++"),
+               clEnumValN(EmitKind::PTX, "ptx",
+                          "the kernels compiled by NVRTC to PTX (--arch)"),
+               clEnumValN(EmitKind::Cubin, "cubin",
+                          "the kernels compiled by NVRTC to a cubin (--arch; "
+                          "binary, needs -o when stdout is a terminal)"),
+               clEnumValN(EmitKind::Explain, "explain",
+                          "how the kernels were planned: layout, passes, "
+                          "family, width, threads and memory traffic for "
+                          "--count instances")),
     cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(category));
+
+cl::opt<std::string> symbolPrefix(
+    "prefix",
+    cl::desc("Prefix of the kernels' names, <prefix>_pack and <prefix>_unpack "
+             "(default: ddtc_ and the type's name)"),
+    cl::value_desc("NAME"), cl::cat(category));
+cl::opt<std::string> gpuArch(
+    "arch", cl::desc("GPU architecture for --emit=ptx and cubin (default sm_90)"),
+    cl::value_desc("sm_XX"), cl::init("sm_90"), cl::cat(category));
 
 struct NamedType {
   std::string name;
@@ -122,18 +153,184 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
   module->print(os);
   return true;
 }
+
+/// The kernels' symbol prefix: --prefix, or ddtc_ and the type's name with
+/// every character that cannot appear in a C identifier replaced by '_'.
+std::string kernelPrefix(const NamedType &nt) {
+  if (!symbolPrefix.empty())
+    return symbolPrefix;
+  std::string p = "ddtc_";
+  for (char c : nt.name)
+    p += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return p;
+}
+
+bool isIdentifier(StringRef s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return llvm::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+/// Writes `text` with `indent` before every line.
+void printIndented(raw_ostream &os, StringRef text, StringRef indent) {
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  for (StringRef l : lines)
+    os << indent << l << "\n";
+}
+
+/// The number of distinct aligned 32-byte sectors that `runs` touch.
+int64_t countSectors(std::vector<Run> runs) {
+  const int64_t sector = 32;
+  auto floorDiv = [](int64_t a, int64_t b) {
+    return a / b - (a % b != 0 && a < 0);
+  };
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  spans.reserve(runs.size());
+  for (const Run &r : runs)
+    spans.push_back({floorDiv(r.offset, sector),
+                     floorDiv(r.offset + r.length - 1, sector)});
+  std::sort(spans.begin(), spans.end());
+  int64_t count = 0, end = INT64_MIN; // sectors counted up to `end`
+  for (auto [a, b] : spans) {
+    if (b <= end)
+      continue;
+    count += b - std::max(a, end == INT64_MIN ? a : end + 1) + 1;
+    end = b;
+  }
+  return count;
+}
+
+std::string bytes(int64_t n) {
+  std::string s = std::to_string(n) + " B";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  if (u >= 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f %s)", v, units[u]);
+    s += buf;
+  }
+  return s;
+}
+
+void emitExplain(const NamedType &nt, const KernelPlan &plan,
+                 raw_ostream &os) {
+  const CanonicalLayout &l = plan.layout;
+  const bool units = plan.family == KernelFamily::Units;
+  os << "type " << nt.name << ": " << printSpecExpr(*nt.type) << "\n";
+  os << "canonical layout:\n";
+  printIndented(os, describeLayout(l), "  ");
+  os << "passes:\n";
+  for (const std::string &note : plan.notes)
+    printIndented(os, note, "  ");
+  os << "kernel: " << (units ? "units" : "strided") << " family, width "
+     << plan.width << " bytes (buffers aligned to " << plan.width
+     << "; less-aligned buffers take the byte path)\n";
+  if (units) {
+    int64_t wide = 0;
+    for (const WorkUnit &u : plan.units)
+      wide += u.wide;
+    os << "  threads: one warp (32 threads) per work unit, "
+       << plan.threadsPerBlock << " per block\n"
+       << "  work units: " << plan.units.size() << " per instance ("
+       << wide << " wide), at most " << plan.unitBytes << " bytes each\n";
+  } else {
+    os << "  threads: one per " << plan.width << "-byte chunk of the packed "
+       << "stream, " << plan.threadsPerBlock << " per block\n"
+       << "  byte path: "
+       << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
+                                "unaligned)"
+                              : "only at the edges of a partial range")
+       << "\n";
+  }
+  os << "  shape: " << kernelShapeKey(plan)
+     << " (layouts of one shape share one compiled kernel)\n";
+  const int64_t count = instanceCount;
+  const int64_t packed = packedSize(*nt.type, count);
+  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
+  os << "launch for " << count << " instance(s), whole range: grid "
+     << cfg.grid << " x " << cfg.block << " threads\n";
+  const int64_t sectors = countSectors(flatten(*nt.type, count));
+  const int64_t packedSectors = (packed + 31) / 32;
+  os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
+     << "sectors, buffers 32-byte aligned):\n"
+     << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
+     << " sectors), writes " << bytes(packed) << "\n"
+     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
+     << packedSectors << " sectors), writes " << bytes(packed) << "\n";
+  if (sectors > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%",
+                  100.0 * static_cast<double>(packed) /
+                      static_cast<double>(sectors * 32));
+    os << "  useful share of the sectors the pack reads: " << buf << "\n";
+  }
+}
+
+/// Emits the kernels as CUDA C++, PTX or a cubin, or explains them.
+bool emitKernels(const NamedType &nt, raw_ostream &os) {
+  KernelPlan plan = planKernel(*nt.type);
+  if (emitKind == EmitKind::Explain) {
+    emitExplain(nt, plan, os);
+    return true;
+  }
+  EmittedKernels k = emitCUDA(plan, kernelPrefix(nt));
+  if (emitKind == EmitKind::CUDA) {
+    os << k.text();
+    return true;
+  }
+  std::string error;
+  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
+  if (!nvrtc) {
+    errs() << "ddtc: error: " << error << "\n";
+    return false;
+  }
+  NVRTCResult r = nvrtc->compile(
+      k.text(), nt.name + ".cu",
+      emitKind == EmitKind::PTX ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
+      gpuArch);
+  if (!r.ok) {
+    errs() << "ddtc: error: " << r.error << "\n";
+    return false;
+  }
+  if (!r.log.empty())
+    errs() << r.log;
+  os << r.binary;
+  return true;
+}
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(
-      [](raw_ostream &os) { os << "ddtc " << DDTC_VERSION << "\n"; });
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "ddtc " << DDTC_VERSION << "\n";
+    // The line tests look for to know whether ptx and cubin work here.
+    std::string error;
+    if (const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error))
+      os << "NVRTC " << nvrtc->versionString() << " ("
+         << nvrtc->libraryPath() << ")\n";
+    else
+      os << "NVRTC not available (see DDTC_NVRTC_PATH in --help): "
+            "--emit=ptx and --emit=cubin will fail\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "ddtc: compiles MPI derived datatypes to GPU pack/unpack code\n\n"
       "Reads a .ddt spec (one `name = constructor(...)` per line) or a .mlir "
-      "file of ddt.define ops.\n");
+      "file of ddt.define ops.\n\n"
+      "--emit=ptx and --emit=cubin load NVRTC at run time: $DDTC_NVRTC_PATH "
+      "(the library or its folder), else libnvrtc.so.13, .so.12 or .so from "
+      "the loader's path, $CUDA_HOME/lib64 or /usr/local/cuda/lib64. "
+      "`ddtc --version` says which was found. With DDTC_DUMP_SOURCE=1 a "
+      "failed compile prints the numbered source.\n");
 
   if (instanceCount < 0) {
     errs() << "ddtc: error: --count must be non-negative, got " << instanceCount
@@ -162,7 +359,18 @@ int main(int argc, char **argv) {
     }
     types = {*it};
   }
-  if (emitKind == EmitKind::Typemap) {
+  if (!symbolPrefix.empty() && !isIdentifier(symbolPrefix)) {
+    errs() << "ddtc: error: --prefix must be a C identifier, got '"
+           << symbolPrefix << "'\n";
+    return 1;
+  }
+  if (emitKind == EmitKind::Cubin && outputFile == "-" &&
+      sys::Process::StandardOutIsDisplayed()) {
+    errs() << "ddtc: error: a cubin is binary; refusing to write it to a "
+              "terminal (use -o FILE)\n";
+    return 1;
+  }
+  if (emitKind == EmitKind::Typemap || emitKind == EmitKind::Explain) {
     int64_t lo, hi;
     std::string error;
     if (packedSize(*types.back().type, instanceCount) < 0 ||
@@ -181,7 +389,10 @@ int main(int argc, char **argv) {
   }
   if (emitKind == EmitKind::Typemap)
     emitTypemap(types.back(), output->os());
-  else if (!emitMLIR(context, types, output->os()))
+  else if (emitKind == EmitKind::MLIR) {
+    if (!emitMLIR(context, types, output->os()))
+      return 1;
+  } else if (!emitKernels(types.back(), output->os()))
     return 1;
   output->keep();
   return 0;

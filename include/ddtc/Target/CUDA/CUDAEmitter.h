@@ -1,0 +1,111 @@
+//===- CUDAEmitter.h - CUDA C++ pack/unpack kernels from a plan ---*- C++ -*-===//
+//
+// Prints the pack and unpack kernels of a kernel plan as CUDA C++ and
+// computes the launch (grid, block, kernel arguments) of one call. The
+// emitter decides nothing: the plan's passes chose the family, the access
+// width and the work units; this file only writes them down.
+//
+// What is baked into the source and what is passed at launch is split so that
+// layouts of one shape (same family, width, byte-path flag, number of
+// segments and dimensions per segment) share one compiled kernel: every
+// count, stride, offset, size and extent travels in a parameter struct passed
+// by value. See docs/Compiler.md, "Kernel families and arguments".
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_TARGET_CUDA_CUDAEMITTER_H
+#define DDTC_TARGET_CUDA_CUDAEMITTER_H
+
+#include "ddtc/Core/KernelPlan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddtc {
+
+/// The CUDA C++ of one plan's kernels.
+struct EmittedKernels {
+  /// The translation unit to compile: depends only on the plan's shape
+  /// (kernelShapeKey) and the symbol prefix, never on sizes, strides or
+  /// offsets. It includes no header (NVRTC and g++ through CPUEmulation.h
+  /// both compile it unchanged) and may be concatenated with the source of
+  /// other prefixes into one file.
+  std::string source;
+  /// A comment naming the layout and the plan the source was emitted for
+  /// (with their values): prepended for display, left out of cache keys.
+  std::string banner;
+  /// extern "C" names of the kernels and the name of their parameter struct.
+  std::string packName, unpackName, paramsName;
+  /// The kernels take the unit table (encodeUnitTable) as a fourth argument.
+  bool takesUnits = false;
+
+  /// The banner followed by the source: what `ddtc --emit=cuda` prints.
+  std::string text() const { return banner + source; }
+};
+
+/// Emits the pack and unpack kernels of `plan`, named `<prefix>_pack` and
+/// `<prefix>_unpack`. `symbolPrefix` must be a C identifier. The plan must
+/// be one the planning passes produce: a width of 1, 2, 4, 8 or 16, and in
+/// the strided family one run per nest point in every segment.
+///
+/// Both kernels move the packed bytes [lo, hi) of `count` consecutive
+/// instances (instance i starts i * extent bytes from the origin):
+///   pack(const unsigned char *origin, unsigned char *packed, P params
+///        [, const long long *units])
+///   unpack(unsigned char *origin, const unsigned char *packed, P params
+///          [, const long long *units])
+/// where `origin` is the address of displacement 0 of instance 0, packed[0]
+/// is packed byte lo, and P is the struct named paramsName whose members are
+/// LaunchConfig::params in order. Each destination byte is written exactly
+/// once and never read, so the destination may be mapped host memory. Any
+/// grid size is correct (grid-stride loops).
+EmittedKernels emitCUDA(const KernelPlan &plan, const std::string &symbolPrefix);
+
+/// What emitCUDA bakes into the source, as a short string: plans with equal
+/// keys get identical sources for the same prefix.
+std::string kernelShapeKey(const KernelPlan &plan);
+
+/// The launch of one call of a kernel emitted for the same plan.
+struct LaunchConfig {
+  /// Blocks of the one-dimensional grid; 0 when there is nothing to move
+  /// (or the arguments are invalid: see error).
+  int64_t grid = 0;
+  /// Threads per block (a multiple of 32).
+  int64_t block = 0;
+  /// The parameter struct, member by member (each a 64-bit integer, so the
+  /// vector's bytes are the struct's bytes): the third kernel argument.
+  std::vector<int64_t> params;
+  /// Whether the kernel takes the unit table as its fourth argument.
+  bool takesUnits = false;
+  /// Set when lo, hi or count are out of range.
+  std::string error;
+};
+
+/// Computes the grid, block and parameters that move packed bytes [lo, hi)
+/// of `count` instances with the kernels emitted for `plan`, with at most
+/// `maxBlocks` blocks (0: as many as the work needs, up to the hardware
+/// limit of 2^31 - 1).
+LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
+                           int64_t hi, int64_t maxBlocks);
+
+/// The unit table the Units kernels read (copy it to device memory once per
+/// plan): four 64-bit integers per work unit, {packed, src, length, wide}.
+std::vector<int64_t> encodeUnitTable(const KernelPlan &plan);
+
+/// Division by a divisor known at launch, for numerators 0 <= n < 2^63:
+/// n / divisor == mulhi64(n, mul) >> shift, and n itself when mul == 0
+/// (divisor 1). Kernels divide this way instead of with 64-bit division.
+struct MagicDivisor {
+  int64_t divisor = 1;
+  int64_t mul = 0; ///< the multiplier's bits, as unsigned
+  int64_t shift = 0;
+};
+/// The multiplier and shift for `divisor` (>= 1; any other value gives the
+/// identity, which the kernels never use).
+MagicDivisor makeMagicDivisor(int64_t divisor);
+/// What a kernel computes: n / d.divisor for 0 <= n < 2^63.
+int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d);
+
+} // namespace ddtc
+
+#endif // DDTC_TARGET_CUDA_CUDAEMITTER_H

@@ -1,0 +1,252 @@
+//===- CUDAEmitterTest.cpp - CUDA emitter, launch figures, NVRTC ----------===//
+
+#include "ddtc/Core/KernelPlan.h"
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/NVRTCCompiler.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+
+using namespace ddtc;
+
+namespace {
+
+TypeRef parse(const std::string &expr) {
+  SpecFile spec;
+  std::string error;
+  if (!parseSpec("t = " + expr + "\n", "test.ddt", spec, error)) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
+  return spec.bindings.back().type;
+}
+
+KernelPlan plan(const std::string &expr) { return planKernel(*parse(expr)); }
+
+size_t countOf(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
+/// The members of the emitted parameter struct.
+size_t structMembers(const EmittedKernels &k) {
+  size_t begin = k.source.find("struct " + k.paramsName + " {");
+  size_t end = k.source.find("};", begin);
+  return countOf(k.source.substr(begin, end - begin), "long long ");
+}
+
+TEST(MagicDivisor, MatchesDivision) {
+  std::mt19937_64 rng(42);
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> divisors = {1, 2, 3, 5, 7, 8, 10, 16, 24, 1000,
+                                   4096, 65535, 65536, 65537, (int64_t(1) << 31) - 1,
+                                   int64_t(1) << 32, (int64_t(1) << 32) + 1,
+                                   int64_t(1) << 62, (int64_t(1) << 62) + 1,
+                                   max - 1, max};
+  for (int i = 0; i < 200; ++i)
+    divisors.push_back(1 + static_cast<int64_t>(rng() >> (1 + rng() % 63)));
+  for (int64_t d : divisors) {
+    MagicDivisor m = makeMagicDivisor(d);
+    std::vector<int64_t> numerators = {0, 1, d - 1, d, max, max - 1, max / d * d,
+                                       max / d * d - 1};
+    if (d < max / 3)
+      numerators.insert(numerators.end(), {d + 1, 2 * d - 1, 2 * d, 3 * d - 1});
+    for (int i = 0; i < 200; ++i)
+      numerators.push_back(static_cast<int64_t>(rng() >> (1 + rng() % 63)));
+    for (int64_t n : numerators) {
+      if (n < 0)
+        continue;
+      ASSERT_EQ(applyMagicDivisor(n, m), n / d) << n << " / " << d;
+    }
+  }
+}
+
+TEST(CUDAEmitter, SameShapeSameSource) {
+  // Two vectors of 16-byte runs: different counts, strides and extents.
+  KernelPlan a = plan("vector(10, 2, 4, double)");
+  KernelPlan b = plan("vector(1000, 2, 6, double)");
+  ASSERT_EQ(a.family, KernelFamily::Strided);
+  ASSERT_EQ(a.width, 16);
+  EXPECT_EQ(kernelShapeKey(a), kernelShapeKey(b));
+  EmittedKernels ka = emitCUDA(a, "k"), kb = emitCUDA(b, "k");
+  EXPECT_EQ(ka.source, kb.source);
+  EXPECT_NE(ka.banner, kb.banner); // the banner names the values
+  EXPECT_NE(ka.text(), kb.text());
+
+  // Two 3-d subarrays of doubles.
+  KernelPlan c = plan("subarray([16, 16, 16], [4, 6, 8], [1, 2, 2], C, double)");
+  KernelPlan d = plan("subarray([32, 20, 24], [3, 5, 10], [2, 1, 0], C, double)");
+  EXPECT_EQ(kernelShapeKey(c), kernelShapeKey(d));
+  EXPECT_EQ(emitCUDA(c, "k").source, emitCUDA(d, "k").source);
+  EXPECT_NE(emitCUDA(a, "k").source, emitCUDA(c, "k").source);
+
+  // Two irregular types with different unit tables.
+  KernelPlan e = plan("indexed([1, 2, 3, 4], [0, 4, 8, 12], double)");
+  KernelPlan f = plan("indexed([5, 1, 7], [0, 10, 30], double)");
+  ASSERT_EQ(e.family, KernelFamily::Units);
+  ASSERT_EQ(e.width, f.width);
+  EXPECT_NE(e.units, f.units);
+  EXPECT_EQ(emitCUDA(e, "k").source, emitCUDA(f, "k").source);
+}
+
+TEST(CUDAEmitter, ShapeDifferencesChangeTheSource) {
+  KernelPlan w16 = plan("vector(10, 2, 4, double)");
+  KernelPlan w8 = plan("vector(10, 1, 3, double)");
+  ASSERT_EQ(w8.width, 8);
+  EXPECT_NE(kernelShapeKey(w16), kernelShapeKey(w8));
+  EXPECT_NE(emitCUDA(w16, "k").source, emitCUDA(w8, "k").source);
+  EXPECT_NE(emitCUDA(w16, "k").source, emitCUDA(w16, "other").source);
+}
+
+TEST(CUDAEmitter, SourceIsSelfContained) {
+  for (const char *expr :
+       {"vector(10, 2, 4, double)", "hvector(64, 3, 7, char)",
+        "indexed([1, 2, 3], [0, 5, 11], int)", "contiguous(0, double)",
+        "struct([1, 1], [0, 20], [vector(3, 1, 2, double), vector(4, 1, 3, int)])"}) {
+    KernelPlan p = plan(expr);
+    EmittedKernels k = emitCUDA(p, "ddtc_t");
+    SCOPED_TRACE(expr);
+    EXPECT_EQ(k.source.find("#include"), std::string::npos);
+    EXPECT_EQ(k.packName, "ddtc_t_pack");
+    EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void ddtc_t_pack("),
+              std::string::npos);
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void ddtc_t_unpack("),
+              std::string::npos);
+    EXPECT_EQ(k.takesUnits, p.family == KernelFamily::Units);
+    EXPECT_NE(k.banner.find(describeLayout(p.layout).substr(0, 20)),
+              std::string::npos);
+    // The struct has one member per parameter word.
+    EXPECT_EQ(structMembers(k), computeLaunch(p, 1, 0, 0, 0).params.size());
+  }
+}
+
+TEST(CUDAEmitter, WideAccessTypes) {
+  EXPECT_NE(emitCUDA(plan("vector(10, 2, 4, double)"), "k").source.find("uint4"),
+            std::string::npos);
+  EXPECT_NE(emitCUDA(plan("vector(10, 1, 3, double)"), "k").source.find("uint2"),
+            std::string::npos);
+  std::string narrow = emitCUDA(plan("hvector(10, 3, 7, char)"), "k").source;
+  EXPECT_EQ(narrow.find("uint4"), std::string::npos);
+}
+
+TEST(ComputeLaunch, StridedRanges) {
+  KernelPlan p = plan("vector(100, 2, 4, double)"); // 1600 bytes, width 16
+  ASSERT_EQ(p.family, KernelFamily::Strided);
+  LaunchConfig all = computeLaunch(p, 3, 0, 4800, 0);
+  EXPECT_TRUE(all.error.empty());
+  EXPECT_EQ(all.block, p.threadsPerBlock);
+  EXPECT_EQ(all.grid, (4800 / 16 + all.block - 1) / all.block);
+  EXPECT_EQ(all.params[0], 0);
+  EXPECT_EQ(all.params[1], 4800);
+
+  LaunchConfig capped = computeLaunch(p, 3, 0, 4800, 1);
+  EXPECT_EQ(capped.grid, 1);
+  EXPECT_EQ(capped.params, all.params);
+
+  LaunchConfig empty = computeLaunch(p, 3, 100, 100, 0);
+  EXPECT_TRUE(empty.error.empty());
+  EXPECT_EQ(empty.grid, 0);
+
+  LaunchConfig bad = computeLaunch(p, 3, 0, 4801, 0);
+  EXPECT_FALSE(bad.error.empty());
+  EXPECT_EQ(bad.grid, 0);
+  EXPECT_FALSE(computeLaunch(p, 3, 10, 5, 0).error.empty());
+  EXPECT_FALSE(computeLaunch(p, -1, 0, 0, 0).error.empty());
+  EXPECT_FALSE(
+      computeLaunch(p, std::numeric_limits<int64_t>::max(), 0, 0, 0).error.empty());
+
+  // The same plan's parameter words only change in their values.
+  EXPECT_EQ(computeLaunch(p, 1, 5, 37, 0).params.size(), all.params.size());
+}
+
+TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
+  KernelPlan p = plan("indexed([1, 2, 3, 40, 5], [0, 4, 8, 16, 80], double)");
+  ASSERT_EQ(p.family, KernelFamily::Units);
+  const int64_t size = p.layout.size, nu = static_cast<int64_t>(p.units.size());
+  std::vector<int64_t> table = encodeUnitTable(p);
+  ASSERT_EQ(table.size(), p.units.size() * 4);
+  // Locate first_item and num_items by name in the emitted struct.
+  EmittedKernels k = emitCUDA(p, "k");
+  size_t firstAt = 0, numAt = 0, i = 0;
+  size_t pos = k.source.find("struct k_params {");
+  for (size_t at = k.source.find("long long ", pos);
+       at != std::string::npos && at < k.source.find("};", pos);
+       at = k.source.find("long long ", at + 1), ++i) {
+    std::string name = k.source.substr(at + 10, k.source.find(';', at) - at - 10);
+    if (name == "first_item")
+      firstAt = i;
+    if (name == "num_items")
+      numAt = i;
+  }
+  ASSERT_NE(firstAt, 0u);
+  std::mt19937_64 rng(7);
+  for (int t = 0; t < 300; ++t) {
+    const int64_t count = 1 + static_cast<int64_t>(rng() % 4);
+    int64_t lo = static_cast<int64_t>(rng() % (count * size + 1));
+    int64_t hi = static_cast<int64_t>(rng() % (count * size + 1));
+    if (lo > hi)
+      std::swap(lo, hi);
+    LaunchConfig cfg = computeLaunch(p, count, lo, hi, 0);
+    ASSERT_TRUE(cfg.error.empty());
+    int64_t first = cfg.params[firstAt], num = cfg.params[numAt];
+    // Exactly the items that overlap [lo, hi).
+    for (int64_t item = 0; item < count * nu; ++item) {
+      const WorkUnit &u = p.units[item % nu];
+      int64_t a = item / nu * size + u.packed, b = a + u.length;
+      bool overlaps = a < hi && b > lo;
+      bool listed = item >= first && item < first + num;
+      ASSERT_EQ(overlaps, listed) << "item " << item << " range " << lo << ".."
+                                  << hi;
+    }
+    EXPECT_EQ(cfg.grid == 0, num == 0);
+  }
+}
+
+TEST(NVRTC, CompilesEmittedKernels) {
+  std::string error;
+  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
+  if (!nvrtc)
+    GTEST_SKIP() << error;
+  EXPECT_GE(nvrtc->major(), 11);
+  for (const char *expr :
+       {"vector(10, 2, 4, double)", "hvector(64, 3, 7, char)",
+        "indexed([1, 2, 3], [0, 5, 11], int)", "contiguous(0, double)",
+        "subarray([8, 8, 8], [2, 3, 4], [1, 1, 1], C, float)"}) {
+    SCOPED_TRACE(expr);
+    EmittedKernels k = emitCUDA(plan(expr), "ddtc_t");
+    NVRTCResult ptx = nvrtc->compile(k.text(), "t.cu", NVRTCOutput::PTX);
+    ASSERT_TRUE(ptx.ok) << ptx.error;
+    EXPECT_NE(ptx.binary.find(".entry ddtc_t_pack"), std::string::npos);
+    EXPECT_NE(ptx.binary.find(".entry ddtc_t_unpack"), std::string::npos);
+    EXPECT_EQ(ptx.options.front(), "--gpu-architecture=compute_90");
+  }
+  NVRTCResult cubin = nvrtc->compile(
+      emitCUDA(plan("vector(10, 2, 4, double)"), "k").source, "k.cu",
+      NVRTCOutput::Cubin, "sm_90");
+  ASSERT_TRUE(cubin.ok) << cubin.error;
+  EXPECT_EQ(cubin.binary.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cubin.options.front(), "--gpu-architecture=sm_90");
+
+  NVRTCResult broken =
+      nvrtc->compile("__global__ void f() { undeclared(); }\n", "broken.cu",
+                     NVRTCOutput::PTX);
+  EXPECT_FALSE(broken.ok);
+  EXPECT_NE(broken.error.find("broken.cu"), std::string::npos);
+  EXPECT_NE(broken.log.find("undeclared"), std::string::npos);
+
+  NVRTCResult badArch = nvrtc->compile("", "x.cu", NVRTCOutput::PTX, "bogus");
+  EXPECT_FALSE(badArch.ok);
+}
+
+TEST(NVRTC, NumberLines) {
+  EXPECT_EQ(numberLines("a\nb\n"), "    1  a\n    2  b\n");
+}
+
+} // namespace

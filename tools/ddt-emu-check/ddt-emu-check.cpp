@@ -1,0 +1,837 @@
+//===- ddt-emu-check.cpp - Differential test of the emitted kernels -------===//
+//
+// Plans and emits the CUDA kernels of many datatypes, compiles them all at
+// once for the CPU (CPUEmulation.h), and checks every kernel against the
+// reference pack and unpack, for whole and partial packed ranges, several
+// grid sizes and aligned and misaligned buffers.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Core/KernelPlan.h"
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Core/Typemap.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Testing/RandomDatatype.h"
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ddtc;
+
+namespace {
+
+/// The text of CPUEmulation.h, embedded at build time.
+const char *kEmulationHeader =
+#include "EmulationHeader.inc"
+    ;
+
+const char *kHelp = R"(usage:
+  ddt-emu-check --random N [--seed S] [--first I] [--max-depth D] [options]
+  ddt-emu-check FILE.ddt [--count N] [-t NAME] [options]
+
+Checks the CUDA kernels ddtc emits, run on the CPU. For each datatype it
+plans the kernels (planKernel), emits them (emitCUDA) with a unique symbol
+prefix, writes all of them into one C++ file with the CPU emulation header,
+compiles that file once into a shared library with the system C++ compiler
+and loads it. Then, at 1 instance and at a count > 1:
+  - for the whole packed range and three random ranges [lo, hi), with an
+    unlimited grid, a one-block grid and a cap of 1-5 blocks of 32-128
+    threads (grid-stride loops), with buffers aligned for the wide accesses
+    and, for the last range, misaligned ones:
+  - packs into a poisoned buffer and compares with the reference pack's
+    bytes [lo, hi), guard bytes included;
+  - checks that pack left its source alone;
+  - unpacks into a poisoned origin buffer and compares the whole buffer
+    (guard bytes included) with the reference unpack of the same range
+    applied to an identically poisoned buffer (types whose runs overlap are
+    fed their own packed image, so every write of a byte agrees).
+The kernels are compiled with -fsanitize=alignment: a wide access at an
+address a GPU would fault on stops the run and fails the case, as does a
+crash.
+A mismatch prints the type as a spec expression, the plan, the failing call
+and a command line that replays the case. The last line is
+"P passed, F failed"; the exit status is 0 only when nothing failed.
+
+options:
+  --random N       check N random datatypes (cases FIRST .. FIRST+N-1)
+  --seed S         seed of the random cases (default: drawn; printed first)
+  --first I        index of the first random case (default 0)
+  --max-depth D    constructor nesting of random types, 0-5 (default 5)
+  --max-packed B   largest packed size of a random case (default: the
+                   random generator's, 4 MiB)
+  --count N        the count > 1 checked for spec bindings (default 3)
+  -t NAME          check only the binding NAME of the spec file
+  --max-span B     refuse types whose buffers exceed B bytes
+                   (default 1073741824)
+  --keep DIR       keep the generated C++ file and library in DIR
+  --no-sanitize    compile without -fsanitize=alignment (by default the
+                   kernels stop at the first wide access to an address a GPU
+                   would fault on, which then counts as a failure)
+  -O LEVEL         optimization level of the kernels' compile (default 1)
+  -v               print every case
+  --help           this text
+
+environment:
+  DDTC_CXX         the C++ compiler (default: c++)
+)";
+
+struct Options {
+  bool random = false;
+  int64_t numRandom = 0;
+  uint64_t seed = 0;
+  bool seedGiven = false;
+  uint64_t first = 0;
+  unsigned maxDepth = 5;
+  int64_t maxPacked = 0; ///< 0: the generator's default
+  std::string file, only, keep;
+  int64_t fileCount = 3;
+  int64_t maxSpan = int64_t(1) << 30;
+  bool sanitize = true;
+  std::string optLevel = "1";
+  bool verbose = false;
+};
+
+using Seconds = std::chrono::duration<double>;
+double since(std::chrono::steady_clock::time_point t) {
+  return Seconds(std::chrono::steady_clock::now() - t).count();
+}
+
+uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt) {
+  uint64_t u = static_cast<uint64_t>(i);
+  return static_cast<uint8_t>((u & 0xFF) ^
+                              (((u >> 8) * mul + (u >> 16) * 0x3B) & 0xFF) ^
+                              salt);
+}
+uint8_t sourceByte(int64_t i) { return patternByte(i, 0x9D, 0x3C); }
+uint8_t packedByte(int64_t k) { return patternByte(k, 0x6B, 0x96); }
+uint8_t poisonByte(int64_t i) {
+  return static_cast<uint8_t>(0xA5 ^ (static_cast<uint64_t>(i) % 7));
+}
+
+std::string hexByte(uint8_t b) {
+  char s[8];
+  std::snprintf(s, sizeof s, "0x%02x", b);
+  return s;
+}
+
+/// One datatype to check, with what was emitted for it.
+struct Case {
+  std::string label;  ///< "case 12" or the binding name
+  std::string replay; ///< command line that checks this case alone
+  TypeRef type;
+  int64_t count = 1;
+  uint64_t rangeSeed = 0;
+  KernelPlan plan;
+  EmittedKernels kernels;
+  std::vector<int64_t> units;
+  std::string skip; ///< why it cannot be checked (reported as a failure)
+};
+
+/// The entry points of the compiled library.
+using EmuFn = void (*)(void *origin, void *packed, const long long *params,
+                       const long long *units, unsigned grid, unsigned block);
+struct Library {
+  void *handle = nullptr;
+  const EmuFn *table = nullptr;
+  const long long *paramBytes = nullptr;
+};
+
+/// What the sanitizer's death callback reports: the case being checked and
+/// the totals so far.
+struct Progress {
+  const Case *current = nullptr;
+  int64_t passed = 0, failed = 0;
+};
+Progress progress;
+
+/// Reports the case being checked as failed, then the totals.
+void reportDeath(const char *why) {
+  if (progress.current) {
+    const Case &c = *progress.current;
+    std::printf("FAIL %s (counts 1 and %lld): %s\n    %s\n  replay: %s\n",
+                c.label.c_str(), static_cast<long long>(c.count),
+                printSpecExpr(*c.type).c_str(), why, c.replay.c_str());
+    ++progress.failed;
+  }
+  std::printf("%lld passed, %lld failed\n",
+              static_cast<long long>(progress.passed),
+              static_cast<long long>(progress.failed));
+  std::fflush(stdout);
+}
+
+void reportSanitizerDeath() {
+  reportDeath("a kernel made a wide access at a misaligned address (see the "
+              "report above;\n    --keep DIR keeps the kernels' source)");
+}
+
+/// A kernel that crashes the process still gets its case reported.
+void onCrash(int sig) {
+  reportDeath(sig == SIGSEGV ? "a kernel crashed (SIGSEGV)"
+                             : "a kernel crashed (SIGBUS)");
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+/// The generated file's prelude after the emulation header: wrappers that
+/// copy the parameter words into each kernel's struct and run the grid.
+const char *kPrelude = R"(
+template <class P, void (*K)(const unsigned char *, unsigned char *, P)>
+void ddtc_emu_pack(void *o, void *k, const long long *ps, const long long *,
+                   unsigned g, unsigned b) {
+  P p;
+  __builtin_memcpy(&p, ps, sizeof p);
+  ddtcEmulateLaunch(K, g, b, (const unsigned char *)o, (unsigned char *)k, p);
+}
+template <class P, void (*K)(unsigned char *, const unsigned char *, P)>
+void ddtc_emu_unpack(void *o, void *k, const long long *ps, const long long *,
+                     unsigned g, unsigned b) {
+  P p;
+  __builtin_memcpy(&p, ps, sizeof p);
+  ddtcEmulateLaunch(K, g, b, (unsigned char *)o, (const unsigned char *)k, p);
+}
+template <class P, void (*K)(const unsigned char *, unsigned char *, P,
+                             const long long *)>
+void ddtc_emu_pack_units(void *o, void *k, const long long *ps,
+                         const long long *u, unsigned g, unsigned b) {
+  P p;
+  __builtin_memcpy(&p, ps, sizeof p);
+  ddtcEmulateLaunch(K, g, b, (const unsigned char *)o, (unsigned char *)k, p,
+                    u);
+}
+template <class P, void (*K)(unsigned char *, const unsigned char *, P,
+                             const long long *)>
+void ddtc_emu_unpack_units(void *o, void *k, const long long *ps,
+                           const long long *u, unsigned g, unsigned b) {
+  P p;
+  __builtin_memcpy(&p, ps, sizeof p);
+  ddtcEmulateLaunch(K, g, b, (unsigned char *)o, (const unsigned char *)k, p,
+                    u);
+}
+typedef void (*ddtc_emu_fn)(void *, void *, const long long *,
+                            const long long *, unsigned, unsigned);
+)";
+
+std::string generateSource(const std::vector<Case> &cases) {
+  std::string out = "// Generated by ddt-emu-check.\n";
+  out += kEmulationHeader;
+  out += kPrelude;
+  for (const Case &c : cases)
+    if (c.skip.empty())
+      out += "\n" + c.kernels.text();
+  out += "\nextern \"C\" const ddtc_emu_fn ddtc_emu_table[] = {\n";
+  for (const Case &c : cases) {
+    if (!c.skip.empty())
+      continue;
+    const EmittedKernels &k = c.kernels;
+    const char *suffix = k.takesUnits ? "_units" : "";
+    out += "  ddtc_emu_pack" + std::string(suffix) + "<" + k.paramsName + ", " +
+           k.packName + ">,\n  ddtc_emu_unpack" + suffix + "<" + k.paramsName +
+           ", " + k.unpackName + ">,\n";
+  }
+  out += "  0};\nextern \"C\" const long long ddtc_emu_param_bytes[] = {\n";
+  for (const Case &c : cases)
+    if (c.skip.empty())
+      out += "  sizeof(" + c.kernels.paramsName + "),\n";
+  out += "  0};\n";
+  return out;
+}
+
+/// Runs a command line through the shell, capturing its output.
+int runCommand(const std::string &cmd, std::string &output) {
+  output.clear();
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p)
+    return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+    output.append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string shellQuote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Writes, compiles and loads the kernels of `cases`.
+bool buildLibrary(const Options &o, const std::vector<Case> &cases,
+                  Library &lib, double &writeSeconds, double &compileSeconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string dir = o.keep;
+  if (dir.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") +
+                       "/ddt-emu-check.XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) {
+      std::fprintf(stderr, "ddt-emu-check: cannot create a folder in %s: %s\n",
+                   tmpl.c_str(), std::strerror(errno));
+      return false;
+    }
+    dir = buf.data();
+  } else {
+    std::string out;
+    runCommand("mkdir -p " + shellQuote(dir), out);
+  }
+  std::string src = dir + "/kernels.cpp", so = dir + "/kernels.so";
+  {
+    std::ofstream f(src, std::ios::binary);
+    f << generateSource(cases);
+    if (!f) {
+      std::fprintf(stderr, "ddt-emu-check: cannot write %s\n", src.c_str());
+      return false;
+    }
+  }
+  writeSeconds = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const char *cxx = std::getenv("DDTC_CXX");
+  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") +
+                    " -std=c++17 -O" + o.optLevel +
+                    " -shared -fPIC -fno-strict-aliasing -w";
+  const std::string base = cmd;
+  if (o.sanitize)
+    cmd += " -fsanitize=alignment -fno-sanitize-recover=alignment";
+  std::string output;
+  cmd += " -o " + shellQuote(so) + " " + shellQuote(src);
+  int rc = runCommand(cmd, output);
+  if (rc != 0 && o.sanitize) {
+    // A compiler without the sanitizer's run-time library still checks the
+    // bytes; say that alignment goes unchecked.
+    std::string plain = base + " -o " + shellQuote(so) + " " + shellQuote(src);
+    std::string second;
+    if (runCommand(plain, second) == 0) {
+      std::fprintf(stderr,
+                   "ddt-emu-check: note: the kernels compile only without "
+                   "-fsanitize=alignment, so misaligned wide accesses go "
+                   "unnoticed:\n%s\n",
+                   output.substr(0, 2000).c_str());
+      rc = 0;
+      cmd = plain;
+    }
+  }
+  compileSeconds = since(t0);
+  if (rc != 0) {
+    std::fprintf(stderr,
+                 "ddt-emu-check: compiling the kernels failed (exit %d):\n%s\n"
+                 "%s\n",
+                 rc, cmd.c_str(), output.substr(0, 20000).c_str());
+    if (o.keep.empty()) {
+      std::fprintf(stderr, "(run with --keep DIR to keep the source)\n");
+      std::remove(src.c_str());
+      std::remove(so.c_str());
+      rmdir(dir.c_str());
+    }
+    return false;
+  }
+  lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib.handle) {
+    std::fprintf(stderr, "ddt-emu-check: cannot load %s: %s\n", so.c_str(),
+                 dlerror());
+    return false;
+  }
+  lib.table = static_cast<const EmuFn *>(dlsym(lib.handle, "ddtc_emu_table"));
+  lib.paramBytes = static_cast<const long long *>(
+      dlsym(lib.handle, "ddtc_emu_param_bytes"));
+  if (!lib.table || !lib.paramBytes) {
+    std::fprintf(stderr, "ddt-emu-check: %s lacks its entry table\n",
+                 so.c_str());
+    return false;
+  }
+  using SetCallback = void (*)(void (*)());
+  if (auto set = reinterpret_cast<SetCallback>(
+          dlsym(lib.handle, "__sanitizer_set_death_callback")))
+    set(reportSanitizerDeath);
+  if (o.keep.empty()) {
+    std::remove(src.c_str());
+    std::remove(so.c_str()); // stays mapped while loaded
+    rmdir(dir.c_str());
+  }
+  return true;
+}
+
+std::string describePlan(const KernelPlan &plan) {
+  std::ostringstream os;
+  os << kernelShapeKey(plan) << ", width " << plan.width << ", "
+     << (plan.family == KernelFamily::Units
+             ? std::to_string(plan.units.size()) + " unit(s)"
+             : std::string(plan.needsBytePath ? "byte path" : "no byte path"));
+  return os.str();
+}
+
+bool runsOverlap(std::vector<Run> runs) {
+  std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) {
+    return a.offset < b.offset;
+  });
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i - 1].offset + runs[i - 1].length > runs[i].offset)
+      return true;
+  return false;
+}
+
+/// A byte buffer with an alignment we choose: data() + shift is aligned to
+/// 64 bytes plus `misalign`.
+class Buffer {
+public:
+  Buffer(int64_t len, int64_t misalign) : len_(len) {
+    storage_.resize(static_cast<size_t>(len + 128));
+    uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+    uintptr_t aligned = (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
+    start_ = aligned - base;
+  }
+  uint8_t *data() { return storage_.data() + start_; }
+  uint8_t &operator[](int64_t i) { return data()[i]; }
+  int64_t size() const { return len_; }
+
+private:
+  std::vector<uint8_t> storage_;
+  size_t start_ = 0;
+  int64_t len_;
+};
+
+class Checker {
+public:
+  Checker(const Library &lib, int64_t maxSpan) : lib_(lib), maxSpan_(maxSpan) {}
+
+  /// Checks one case whose kernels are entry `index` of the library.
+  std::string check(const Case &c, size_t index);
+
+private:
+  std::string checkCount(const Case &c, size_t index, int64_t count,
+                         std::mt19937_64 &rng);
+  const Library &lib_;
+  int64_t maxSpan_;
+};
+
+std::string Checker::check(const Case &c, size_t index) {
+  if (lib_.paramBytes[index] !=
+      static_cast<long long>(
+          8 * computeLaunch(c.plan, 1, 0, 0, 0).params.size()))
+    return "the parameter struct has " +
+           std::to_string(lib_.paramBytes[index]) +
+           " bytes, computeLaunch fills " +
+           std::to_string(8 * computeLaunch(c.plan, 1, 0, 0, 0).params.size());
+  std::mt19937_64 rng(c.rangeSeed);
+  std::string r = checkCount(c, index, 1, rng);
+  if (r.empty() && c.count != 1)
+    r = checkCount(c, index, c.count, rng);
+  return r;
+}
+
+std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
+                                std::mt19937_64 &rng) {
+  const Datatype &type = *c.type;
+  std::ostringstream os;
+  os << "count " << count << ": ";
+  int64_t spanLo = 0, spanHi = 0;
+  std::string error;
+  if (!touchedSpan(type, count, spanLo, spanHi, error))
+    return os.str() + error;
+  const int64_t total = packedSize(type, count);
+  if (total < 0 || total > maxSpan_ || (spanLo < 0 && spanHi > maxSpan_ + spanLo) ||
+      spanHi - spanLo > maxSpan_)
+    return os.str() + "the buffers (from offset " + std::to_string(spanLo) +
+           " to " + std::to_string(spanHi) + ", " + std::to_string(total) +
+           " bytes packed) exceed --max-span";
+  const int64_t guard = 64;
+  const int64_t span = spanHi - spanLo + 2 * guard;
+  const std::vector<Run> runs = flatten(type, count);
+  const bool overlap = runsOverlap(runs);
+
+  // The reference pack of the whole stream.
+  auto originIndex = [&](int64_t offset) { return offset - spanLo + guard; };
+  std::vector<uint8_t> source(static_cast<size_t>(span));
+  for (int64_t i = 0; i < span; ++i)
+    source[i] = sourceByte(spanLo - guard + i);
+  std::vector<uint8_t> refPacked(static_cast<size_t>(total));
+  referencePack(type, count, source.data() + originIndex(0), refPacked.data());
+
+  struct Range {
+    int64_t lo, hi;
+  };
+  std::vector<Range> ranges = {{0, total}};
+  for (int i = 0; i < 3; ++i) {
+    int64_t a = total ? static_cast<int64_t>(rng() % (total + 1)) : 0;
+    int64_t b = total ? static_cast<int64_t>(rng() % (total + 1)) : 0;
+    ranges.push_back({std::min(a, b), std::max(a, b)});
+  }
+  const int64_t randomCap = 1 + static_cast<int64_t>(rng() % 5);
+  // The capped launches also use another block size: the kernels must be
+  // right for any multiple of 32 threads.
+  KernelPlan otherBlock = c.plan;
+  otherBlock.threadsPerBlock = 32 * (1 + static_cast<int>(rng() % 4));
+
+  for (size_t ri = 0; ri < ranges.size(); ++ri) {
+    const int64_t lo = ranges[ri].lo, hi = ranges[ri].hi;
+    // The last range runs with misaligned buffers; the others with the
+    // origin 64-byte aligned and packed byte 0 aligned likewise, so that
+    // packed[0] (byte lo) sits at lo's alignment.
+    const bool misaligned = ri + 1 == ranges.size();
+    const int64_t originMis = misaligned ? 1 + static_cast<int64_t>(rng() % 15) : 0;
+    const int64_t packedMis =
+        misaligned ? static_cast<int64_t>(rng() % 16) : ((lo % 64) + 64) % 64;
+    for (int64_t cap : {int64_t(0), int64_t(1), randomCap}) {
+      LaunchConfig cfg =
+          computeLaunch(cap > 1 ? otherBlock : c.plan, count, lo, hi, cap);
+      std::ostringstream call;
+      call << "range [" << lo << ", " << hi << ") of " << total
+           << ", grid " << cfg.grid << " x " << cfg.block
+           << (cap ? " (cap " + std::to_string(cap) + ")" : std::string())
+           << (misaligned ? ", origin misaligned by " +
+                                std::to_string(originMis) +
+                                ", packed by " + std::to_string(packedMis)
+                          : std::string())
+           << ": ";
+      if (!cfg.error.empty())
+        return os.str() + call.str() + "computeLaunch: " + cfg.error;
+      if (hi > lo && cfg.grid == 0)
+        return os.str() + call.str() + "computeLaunch gives an empty grid";
+      const long long *units =
+          c.units.empty() ? nullptr
+                          : reinterpret_cast<const long long *>(c.units.data());
+
+      // Pack: the source keeps its pattern; the packed buffer is poisoned.
+      Buffer origin(span, originMis);
+      std::memcpy(origin.data(), source.data(), source.size());
+      uint8_t *originPtr = origin.data() + originIndex(0);
+      Buffer packed(hi - lo + 2 * guard, packedMis);
+      for (int64_t i = 0; i < packed.size(); ++i)
+        packed[i] = poisonByte(i);
+      uint8_t *packedPtr = packed.data() + guard;
+      if (cfg.grid > 0)
+        lib_.table[2 * index](originPtr, packedPtr,
+                              reinterpret_cast<const long long *>(cfg.params.data()),
+                              units, static_cast<unsigned>(cfg.grid),
+                              static_cast<unsigned>(cfg.block));
+      for (int64_t i = 0; i < packed.size(); ++i) {
+        int64_t k = i - guard + lo; // packed byte index, when in range
+        bool inRange = k >= lo && k < hi;
+        uint8_t want = inRange ? refPacked[k] : poisonByte(i);
+        if (packed[i] == want)
+          continue;
+        os << call.str() << "pack: ";
+        if (inRange)
+          os << "packed byte " << k << " is " << hexByte(packed[i])
+             << ", the reference has " << hexByte(want)
+             << (packed[i] == poisonByte(i) ? " (not written)" : "");
+        else
+          os << "wrote outside the range, at packed byte " << k;
+        return os.str();
+      }
+      if (std::memcmp(origin.data(), source.data(), source.size()) != 0)
+        return os.str() + call.str() + "pack wrote into its source";
+
+      // Unpack: packed input for the range; poisoned origin buffer.
+      std::vector<uint8_t> in(static_cast<size_t>(hi - lo));
+      for (int64_t k = lo; k < hi; ++k)
+        in[k - lo] = overlap ? refPacked[k] : packedByte(k);
+      Buffer inBuf(hi - lo + 2 * guard, packedMis);
+      std::memcpy(inBuf.data() + guard, in.data(), in.size());
+      for (int64_t i = 0; i < span; ++i)
+        origin[i] = poisonByte(spanLo - guard + i);
+      std::vector<uint8_t> want(origin.data(), origin.data() + span);
+      int64_t pos = 0;
+      for (const Run &r : runs) {
+        int64_t a = std::max(pos, lo), b = std::min(pos + r.length, hi);
+        if (a < b)
+          std::memcpy(want.data() + originIndex(r.offset + (a - pos)),
+                      in.data() + (a - lo), static_cast<size_t>(b - a));
+        pos += r.length;
+      }
+      if (cfg.grid > 0)
+        lib_.table[2 * index + 1](
+            originPtr, inBuf.data() + guard,
+            reinterpret_cast<const long long *>(cfg.params.data()), units,
+            static_cast<unsigned>(cfg.grid), static_cast<unsigned>(cfg.block));
+      for (int64_t i = 0; i < span; ++i) {
+        if (origin[i] == want[i])
+          continue;
+        uint8_t poison = poisonByte(spanLo - guard + i);
+        os << call.str() << "unpack: byte at origin offset "
+           << spanLo - guard + i << " is " << hexByte(origin[i])
+           << (origin[i] == poison ? " (not written)" : "")
+           << ", the reference has " << hexByte(want[i])
+           << (want[i] == poison ? " (not written)" : "")
+           << (overlap ? " [overlapping type]" : "");
+        return os.str();
+      }
+    }
+  }
+  return "";
+}
+
+/// Plans and emits the kernels of a case.
+void prepare(Case &c, size_t index) {
+  c.plan = planKernel(*c.type);
+  c.kernels = emitCUDA(c.plan, "k" + std::to_string(index));
+  if (c.plan.family == KernelFamily::Units)
+    c.units = encodeUnitTable(c.plan);
+}
+
+bool parseInt(const char *text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 0);
+  if (errno != 0 || end == text || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  auto value = [&](int &i, const char *flag) -> const char * {
+    if (i + 1 >= argc) {
+      error = std::string(flag) + " needs a value";
+      return nullptr;
+    }
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    int64_t n = 0;
+    const char *v = nullptr;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(0);
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose = true;
+    } else if (a == "--no-sanitize") {
+      o.sanitize = false;
+    } else if (a == "--random") {
+      if (!(v = value(i, "--random")) || !parseInt(v, n) || n < 0) {
+        error = "--random needs a non-negative count";
+        return false;
+      }
+      o.random = true;
+      o.numRandom = n;
+    } else if (a == "--seed") {
+      if (!(v = value(i, "--seed")))
+        return false;
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long s = std::strtoull(v, &end, 0);
+      if (errno != 0 || end == v || *end != '\0') {
+        error = "--seed needs an unsigned integer";
+        return false;
+      }
+      o.seed = s;
+      o.seedGiven = true;
+    } else if (a == "--first") {
+      if (!(v = value(i, "--first")) || !parseInt(v, n) || n < 0) {
+        error = "--first needs a non-negative index";
+        return false;
+      }
+      o.first = static_cast<uint64_t>(n);
+    } else if (a == "--max-depth") {
+      if (!(v = value(i, "--max-depth")) || !parseInt(v, n) || n < 0 ||
+          n > 5) {
+        error = "--max-depth needs a value in 0..5";
+        return false;
+      }
+      o.maxDepth = static_cast<unsigned>(n);
+    } else if (a == "--max-packed") {
+      if (!(v = value(i, "--max-packed")) || !parseInt(v, n) || n < 1) {
+        error = "--max-packed needs a positive byte count";
+        return false;
+      }
+      o.maxPacked = n;
+    } else if (a == "--count") {
+      if (!(v = value(i, "--count")) || !parseInt(v, n) || n < 1) {
+        error = "--count needs a positive count";
+        return false;
+      }
+      o.fileCount = n;
+    } else if (a == "--max-span") {
+      if (!(v = value(i, "--max-span")) || !parseInt(v, n) || n < 1) {
+        error = "--max-span needs a positive byte count";
+        return false;
+      }
+      o.maxSpan = n;
+    } else if (a == "--keep") {
+      if (!(v = value(i, "--keep")))
+        return false;
+      o.keep = v;
+    } else if (a == "-O" || (a.size() == 3 && a.compare(0, 2, "-O") == 0)) {
+      if (a.size() == 3)
+        o.optLevel = a.substr(2);
+      else if ((v = value(i, "-O")))
+        o.optLevel = v;
+      else
+        return false;
+      if (o.optLevel.size() != 1 || !std::strchr("0123s", o.optLevel[0])) {
+        error = "-O needs one of 0, 1, 2, 3, s";
+        return false;
+      }
+    } else if (a == "-t") {
+      if (!(v = value(i, "-t")))
+        return false;
+      o.only = v;
+    } else if (!a.empty() && a[0] == '-') {
+      error = "unknown option " + a;
+      return false;
+    } else if (o.file.empty()) {
+      o.file = a;
+    } else {
+      error = "more than one input file";
+      return false;
+    }
+  }
+  if (o.random == !o.file.empty()) {
+    error = "give either --random N or one spec file";
+    return false;
+  }
+  return true;
+}
+
+/// Emits, compiles and checks `cases`; prints failures and the totals.
+int checkCases(const Options &o, std::vector<Case> &cases) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].skip.empty())
+      prepare(cases[i], i);
+  double emitSeconds = since(t0), writeSeconds = 0, compileSeconds = 0;
+  Library lib;
+  if (!buildLibrary(o, cases, lib, writeSeconds, compileSeconds))
+    return 2;
+  t0 = std::chrono::steady_clock::now();
+  Checker checker(lib, o.maxSpan);
+  std::signal(SIGSEGV, onCrash);
+  std::signal(SIGBUS, onCrash);
+  int64_t &passed = progress.passed, &failed = progress.failed;
+  size_t entry = 0;
+  for (Case &c : cases) {
+    progress.current = &c;
+    std::fflush(stdout);
+    std::string result = c.skip;
+    if (result.empty())
+      result = checker.check(c, entry++);
+    progress.current = nullptr;
+    if (result.empty()) {
+      ++passed;
+      if (o.verbose)
+        std::printf("%s: ok (count %lld; %s): %s\n", c.label.c_str(),
+                    static_cast<long long>(c.count),
+                    describePlan(c.plan).c_str(),
+                    printSpecExpr(*c.type).c_str());
+      continue;
+    }
+    ++failed;
+    std::printf("FAIL %s (counts 1 and %lld): %s\n    plan: %s\n    %s\n"
+                "  replay: %s\n",
+                c.label.c_str(), static_cast<long long>(c.count),
+                printSpecExpr(*c.type).c_str(), describePlan(c.plan).c_str(),
+                result.c_str(), c.replay.c_str());
+    std::fflush(stdout);
+  }
+  double runSeconds = since(t0);
+  std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
+              emitSeconds, writeSeconds, compileSeconds, runSeconds);
+  std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),
+              static_cast<long long>(failed));
+  return failed == 0 ? 0 : 1;
+}
+
+int runRandom(Options &o) {
+  if (!o.seedGiven)
+    o.seed = std::random_device{}() ^
+             (static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())
+              << 1);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
+  RandomDatatypeOptions gen;
+  gen.maxDepth = o.maxDepth;
+  if (o.maxPacked > 0) {
+    gen.maxPackedSize = o.maxPacked;
+    gen.maxSpan = std::max(gen.maxSpan, o.maxPacked);
+  }
+  std::vector<Case> cases;
+  for (int64_t n = 0; n < o.numRandom; ++n) {
+    uint64_t index = o.first + static_cast<uint64_t>(n);
+    uint64_t caseSeed = randomCaseSeed(o.seed, index);
+    std::mt19937_64 rng(caseSeed);
+    RandomDatatypeCase rc = generateRandomDatatype(rng, gen);
+    Case c;
+    c.label = "case " + std::to_string(index);
+    c.type = rc.type;
+    c.count = rc.count;
+    c.rangeSeed = caseSeed ^ 0x5DEECE66DULL;
+    char replay[256];
+    std::snprintf(replay, sizeof replay,
+                  "ddt-emu-check --random 1 --seed %llu --first %llu "
+                  "--max-depth %u",
+                  static_cast<unsigned long long>(o.seed),
+                  static_cast<unsigned long long>(index), o.maxDepth);
+    c.replay = replay;
+    if (o.maxPacked > 0)
+      c.replay += " --max-packed " + std::to_string(o.maxPacked);
+    cases.push_back(std::move(c));
+  }
+  return checkCases(o, cases);
+}
+
+int runFile(Options &o) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "ddt-emu-check: cannot read %s\n", o.file.c_str());
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  SpecFile spec;
+  std::string error;
+  if (!parseSpec(text.str(), o.file, spec, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
+  }
+  if (!o.only.empty() && !spec.find(o.only)) {
+    std::fprintf(stderr, "ddt-emu-check: %s has no binding named %s\n",
+                 o.file.c_str(), o.only.c_str());
+    return 2;
+  }
+  std::vector<Case> cases;
+  for (const SpecBinding &b : spec.bindings) {
+    if (!o.only.empty() && b.name != o.only)
+      continue;
+    Case c;
+    c.label = b.name + " (" + o.file + ":" + std::to_string(b.line) + ")";
+    c.type = b.type;
+    c.count = o.fileCount;
+    c.rangeSeed = o.seed ^ std::hash<std::string>{}(b.name);
+    c.replay = "ddt-emu-check " + o.file + " -t " + b.name + " --count " +
+               std::to_string(o.fileCount) +
+               (o.seedGiven ? " --seed " + std::to_string(o.seed) : "");
+    cases.push_back(std::move(c));
+  }
+  return checkCases(o, cases);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  std::string error;
+  if (!parseArgs(argc, argv, opts, error)) {
+    std::fprintf(stderr, "ddt-emu-check: %s (see --help)\n", error.c_str());
+    return 2;
+  }
+  return opts.random ? runRandom(opts) : runFile(opts);
+}
