@@ -3,7 +3,7 @@
 # tests. Safe to run again: it installs and configures only what is missing.
 #
 #   utils/build.sh demo    build, then compile examples/example.ddt and print
-#                          its IR and typemap
+#                          its IR, its optimized IR and a typemap
 #   utils/build.sh test    build, then run every test (ctest: lit, unit, MPI)
 #   utils/build.sh build   only install and build
 #
@@ -51,6 +51,8 @@ case "$mode" in
     example="$root/examples/example.ddt"
     echo "== ddtc $example --emit=mlir"
     "$build/bin/ddtc" "$example" --emit=mlir
+    echo "== ddtc $example --emit=mlir --stop-after=stair-balancing"
+    "$build/bin/ddtc" "$example" --emit=mlir --stop-after=stair-balancing
     echo "== ddtc $example -t rrec --count 2 --emit=typemap"
     "$build/bin/ddtc" "$example" -t rrec --count 2 --emit=typemap
     ;;

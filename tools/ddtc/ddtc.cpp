@@ -13,6 +13,8 @@
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Dialect/DDT/DDTOps.h"
 #include "ddtc/Dialect/DDT/DDTTree.h"
+#include "ddtc/Dialect/DDT/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
@@ -68,6 +70,29 @@ cl::opt<EmitKind> emitKind(
                           "family, width, threads and memory traffic for "
                           "--count instances")),
     cl::cat(category));
+enum class StopAfter {
+  Constructors,
+  Normalize,
+  VectorDetection,
+  AlignmentPrologues,
+  StairBalancing
+};
+cl::opt<StopAfter> stopAfter(
+    "stop-after",
+    cl::desc("With --emit=mlir: the last pass to run before printing "
+             "(default: none, the constructor ops)"),
+    cl::init(StopAfter::Constructors),
+    cl::values(
+        clEnumValN(StopAfter::Constructors, "none", "print the constructor ops"),
+        clEnumValN(StopAfter::Normalize, "normalize",
+                   "the canonical layout (ddt-normalize)"),
+        clEnumValN(StopAfter::VectorDetection, "vector-detection",
+                   "+ ddt-vector-detection"),
+        clEnumValN(StopAfter::AlignmentPrologues, "alignment-prologues",
+                   "+ ddt-alignment-prologues (access width)"),
+        clEnumValN(StopAfter::StairBalancing, "stair-balancing",
+                   "+ ddt-stair-balancing: the full kernel plan")),
+    cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(category));
@@ -113,6 +138,12 @@ bool readInput(mlir::MLIRContext &context, std::vector<NamedType> &types) {
   if (!module)
     return false;
   for (auto define : module->getOps<ddt::DefineOp>()) {
+    if (!define.getYieldedType()) {
+      define.emitError("ddtc reads definitions made of constructor ops; @")
+          << define.getSymName()
+          << " is already normalized (run the passes on it with ddt-opt)";
+      return false;
+    }
     std::string error;
     mlir::Operation *culprit = nullptr;
     TypeRef t = ddt::buildTree(define.getYieldedType(), error, &culprit);
@@ -150,6 +181,19 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
     ddt::buildDefine(builder, loc, nt.name, *nt.type);
   if (failed(mlir::verify(*module)))
     return false;
+  if (stopAfter != StopAfter::Constructors) {
+    mlir::PassManager pm(&context);
+    mlir::OpPassManager &perType = pm.nest<ddt::DefineOp>();
+    perType.addPass(ddt::createNormalize());
+    if (stopAfter >= StopAfter::VectorDetection)
+      perType.addPass(ddt::createVectorDetection());
+    if (stopAfter >= StopAfter::AlignmentPrologues)
+      perType.addPass(ddt::createAlignmentPrologues());
+    if (stopAfter >= StopAfter::StairBalancing)
+      perType.addPass(ddt::createStairBalancing());
+    if (failed(pm.run(*module)))
+      return false;
+  }
   module->print(os);
   return true;
 }
@@ -338,6 +382,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
   context.getOrLoadDialect<ddt::DDTDialect>();
   std::vector<NamedType> types;
   if (!readInput(context, types))

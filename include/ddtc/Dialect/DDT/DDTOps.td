@@ -45,7 +45,8 @@ def DDT_DefineOp : DDT_Op<"define", [Symbol, IsolatedFromAbove, SingleBlock,
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let extraClassDeclaration = [{
-    /// The op whose result the body yields.
+    /// The datatype the body yields, or null once the definition is
+    /// normalized (its body ends with a ddt.layout).
     ::mlir::Value getYieldedType();
   }];
 }

@@ -237,7 +237,9 @@ LogicalResult ddtc::ddt::verifyConstructorOp(Operation *op) {
 }
 
 Value DefineOp::getYieldedType() {
-  return cast<YieldOp>(getBody().front().getTerminator()).getDatatype();
+  if (auto yield = dyn_cast<YieldOp>(getBody().front().getTerminator()))
+    return yield.getDatatype();
+  return Value();
 }
 
 #define GET_OP_CLASSES
