@@ -3,9 +3,10 @@
 // ddtc FILE [-t NAME] [--count N] --emit=KIND [-o OUT] [--prefix NAME]
 //      [--arch sm_XX]
 // Reads a .ddt spec or a .mlir file of ddt.define ops and emits the chosen
-// form of one datatype (or all, for --emit=mlir without -t): its typemap, its
-// IR, its pack/unpack kernels as CUDA C++, PTX or a cubin, or an explanation
-// of how they were planned.
+// form of one datatype (or all, for --emit=mlir and --emit=header without
+// -t): its typemap, its IR, its pack/unpack kernels as CUDA C++, PTX or a
+// cubin, a self-contained C header embedding them, or an explanation of how
+// they were planned.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Core/KernelPlan.h"
@@ -16,6 +17,7 @@
 #include "ddtc/Dialect/DDT/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/HeaderEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -26,6 +28,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -39,7 +42,7 @@ using namespace llvm;
 using namespace ddtc;
 
 namespace {
-enum class EmitKind { Typemap, MLIR, CUDA, PTX, Cubin, Explain };
+enum class EmitKind { Typemap, MLIR, CUDA, PTX, Cubin, Header, Explain };
 
 cl::OptionCategory category("ddtc options");
 
@@ -47,7 +50,7 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .ddt or .mlir>")
                                cl::Required, cl::cat(category));
 cl::opt<std::string> typeName(
     "t", cl::desc("The datatype to emit (default: the last one defined; "
-                  "--emit=mlir emits all)"),
+                  "--emit=mlir and --emit=header emit all)"),
     cl::value_desc("NAME"), cl::cat(category));
 cl::opt<int64_t> instanceCount("count",
                        cl::desc("Number of consecutive instances (default 1)"),
@@ -65,6 +68,10 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Cubin, "cubin",
                           "the kernels compiled by NVRTC to a cubin (--arch; "
                           "binary, needs -o when stdout is a terminal)"),
+               clEnumValN(EmitKind::Header, "header",
+                          "a C header embedding the kernels (cubin for "
+                          "--arch and PTX) and host functions that launch "
+                          "them through the CUDA driver API"),
                clEnumValN(EmitKind::Explain, "explain",
                           "how the kernels were planned: layout, passes, "
                           "family, width, threads and memory traffic for "
@@ -100,10 +107,13 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
 cl::opt<std::string> symbolPrefix(
     "prefix",
     cl::desc("Prefix of the kernels' names, <prefix>_pack and <prefix>_unpack "
-             "(default: ddtc_ and the type's name)"),
+             "(default: ddtc_ and the type's name; in a header of several "
+             "types, <prefix>_ and each type's name)"),
     cl::value_desc("NAME"), cl::cat(category));
 cl::opt<std::string> gpuArch(
-    "arch", cl::desc("GPU architecture for --emit=ptx and cubin (default sm_90)"),
+    "arch",
+    cl::desc("GPU architecture for --emit=ptx, cubin and header (default "
+             "sm_90)"),
     cl::value_desc("sm_XX"), cl::init("sm_90"), cl::cat(category));
 
 struct NamedType {
@@ -198,15 +208,21 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
   return true;
 }
 
+/// The type's name with every character that cannot appear in a C
+/// identifier replaced by '_'.
+std::string identifierPart(const NamedType &nt) {
+  std::string p;
+  for (char c : nt.name)
+    p += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return p;
+}
+
 /// The kernels' symbol prefix: --prefix, or ddtc_ and the type's name with
 /// every character that cannot appear in a C identifier replaced by '_'.
 std::string kernelPrefix(const NamedType &nt) {
   if (!symbolPrefix.empty())
     return symbolPrefix;
-  std::string p = "ddtc_";
-  for (char c : nt.name)
-    p += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return p;
+  return "ddtc_" + identifierPart(nt);
 }
 
 bool isIdentifier(StringRef s) {
@@ -318,6 +334,82 @@ void emitExplain(const NamedType &nt, const KernelPlan &plan,
   }
 }
 
+/// The NVRTC compile of the kernels `k` of `nt`, as --emit=ptx and
+/// --emit=cubin do it. Prints the error and returns false when it fails.
+bool compileKernels(const NamedType &nt, const EmittedKernels &k,
+                    NVRTCOutput output, std::string &binary) {
+  std::string error;
+  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
+  if (!nvrtc) {
+    errs() << "ddtc: error: " << error << "\n";
+    return false;
+  }
+  NVRTCResult r = nvrtc->compile(k.text(), nt.name + ".cu", output, gpuArch);
+  if (!r.ok) {
+    errs() << "ddtc: error: " << r.error << "\n";
+    return false;
+  }
+  if (!r.log.empty())
+    errs() << r.log;
+  binary = std::move(r.binary);
+  return true;
+}
+
+/// `s` in upper case with every character that cannot appear in a C
+/// identifier replaced by '_'.
+std::string macroName(StringRef s) {
+  std::string m;
+  for (char c : s)
+    m += std::isalnum(static_cast<unsigned char>(c))
+             ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+             : '_';
+  return m;
+}
+
+/// The C header of the kernels of `types`, each compiled to a cubin for
+/// --arch and to PTX for the matching virtual architecture.
+bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
+  std::string digits = gpuArch;
+  for (StringRef p : {"sm_", "compute_"})
+    if (StringRef(digits).starts_with(p))
+      digits = digits.substr(p.size());
+  std::vector<HeaderType> headerTypes;
+  for (const NamedType &nt : types) {
+    HeaderType h;
+    h.name = nt.name;
+    h.description = printSpecExpr(*nt.type);
+    // One type: the prefix of --emit=cuda; several: <prefix>_<name>.
+    h.prefix = types.size() == 1 || symbolPrefix.empty()
+                   ? kernelPrefix(nt)
+                   : symbolPrefix + "_" + identifierPart(nt);
+    h.plan = planKernel(*nt.type);
+    const LayoutInfo &l = nt.type->layout();
+    h.trueLb = l.trueLb;
+    h.trueExtent = l.trueExtent;
+    EmittedKernels k = emitCUDA(h.plan, h.prefix);
+    if (!compileKernels(nt, k, NVRTCOutput::Cubin, h.cubin) ||
+        !compileKernels(nt, k, NVRTCOutput::PTX, h.ptx))
+      return false;
+    headerTypes.push_back(std::move(h));
+  }
+  HeaderOptions options;
+  // The guard names the output file, else the input file.
+  StringRef file = outputFile == "-" ? StringRef(inputFile)
+                                     : StringRef(outputFile);
+  options.guard = "DDTC_GENERATED_" + macroName(sys::path::stem(file)) + "_H";
+  options.version = DDTC_VERSION;
+  options.sourceName = sys::path::filename(inputFile).str();
+  options.arch = "sm_" + digits;
+  options.ptxArch = "compute_" + digits;
+  std::string text, error;
+  if (!emitHeader(headerTypes, options, text, error)) {
+    errs() << "ddtc: error: " << error << "\n";
+    return false;
+  }
+  os << text;
+  return true;
+}
+
 /// Emits the kernels as CUDA C++, PTX or a cubin, or explains them.
 bool emitKernels(const NamedType &nt, raw_ostream &os) {
   KernelPlan plan = planKernel(*nt.type);
@@ -330,23 +422,13 @@ bool emitKernels(const NamedType &nt, raw_ostream &os) {
     os << k.text();
     return true;
   }
-  std::string error;
-  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
-  if (!nvrtc) {
-    errs() << "ddtc: error: " << error << "\n";
+  std::string binary;
+  if (!compileKernels(nt, k,
+                      emitKind == EmitKind::PTX ? NVRTCOutput::PTX
+                                                : NVRTCOutput::Cubin,
+                      binary))
     return false;
-  }
-  NVRTCResult r = nvrtc->compile(
-      k.text(), nt.name + ".cu",
-      emitKind == EmitKind::PTX ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
-      gpuArch);
-  if (!r.ok) {
-    errs() << "ddtc: error: " << r.error << "\n";
-    return false;
-  }
-  if (!r.log.empty())
-    errs() << r.log;
-  os << r.binary;
+  os << binary;
   return true;
 }
 } // namespace
@@ -436,6 +518,9 @@ int main(int argc, char **argv) {
     emitTypemap(types.back(), output->os());
   else if (emitKind == EmitKind::MLIR) {
     if (!emitMLIR(context, types, output->os()))
+      return 1;
+  } else if (emitKind == EmitKind::Header) {
+    if (!emitHeaderFile(types, output->os()))
       return 1;
   } else if (!emitKernels(types.back(), output->os()))
     return 1;

@@ -472,6 +472,34 @@ EmittedKernels emitCUDA(const KernelPlan &plan, const std::string &symbolPrefix)
   return Emitter(plan, symbolPrefix).run();
 }
 
+std::vector<ParamMember> describeParams(const KernelPlan &plan) {
+  // Filled twice, with two different sets of call values: the members that
+  // differ are the per-call ones.
+  std::vector<ParamMember> members;
+  forEachParam(plan, CallValues(),
+               [&](const std::string &name, int64_t value,
+                   const char *comment) {
+                 members.push_back({name, comment, value, false});
+               });
+  CallValues other;
+  other.lo = 1;
+  other.hi = 2;
+  other.chunkBegin = 3;
+  other.chunkEnd = 4;
+  other.firstItem = 5;
+  other.numItems = 6;
+  size_t i = 0;
+  forEachParam(plan, other,
+               [&](const std::string &, int64_t value, const char *) {
+                 ParamMember &m = members[i++];
+                 if (value != m.value) {
+                   m.perCall = true;
+                   m.value = 0;
+                 }
+               });
+  return members;
+}
+
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan) {
   std::vector<int64_t> table;
   table.reserve(plan.units.size() * 4);

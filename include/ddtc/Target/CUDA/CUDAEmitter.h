@@ -88,6 +88,25 @@ struct LaunchConfig {
 LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
                            int64_t hi, int64_t maxBlocks);
 
+/// One member of the parameter struct of a plan's kernels.
+struct ParamMember {
+  /// Its name in the emitted struct, e.g. "s0_len_mul".
+  std::string name;
+  /// What it holds (empty for a divisor's multiplier and shift).
+  std::string comment;
+  /// Its value in every call, unless perCall is set (then 0).
+  int64_t value = 0;
+  /// Whether it depends on the call (count, lo, hi): lo, hi and the first
+  /// and last chunk or item. Every other member is a property of the plan,
+  /// the magic divisors included.
+  bool perCall = false;
+};
+
+/// The members of the parameter struct of `plan`'s kernels, in order: what
+/// computeLaunch fills into LaunchConfig::params. For code that computes
+/// launches without this library (the generated header).
+std::vector<ParamMember> describeParams(const KernelPlan &plan);
+
 /// The unit table the Units kernels read (copy it to device memory once per
 /// plan): four 64-bit integers per work unit, {packed, src, length, wide}.
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan);
