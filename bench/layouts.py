@@ -1,0 +1,148 @@
+"""The benchmark layouts, shared by ddtc-bench (through `layouts.py --spec`)
+and the torch baseline, so both measure the same bytes.
+
+Each layout is a dict with a name, a .ddt spec of one binding `t`, a count,
+and how torch expresses the same gather (`torch` key, see torch_baseline.py).
+"""
+
+import argparse
+import json
+import random
+
+MIB = 1 << 20
+PACKED = 64 * MIB  # >= 64 MiB packed: well past the 50 MiB L2 of an H100/H200
+
+
+def vectors():
+    out = []
+    for block in [4, 8, 16, 32, 64, 128, 256, 1024, 4096, 65536]:
+        count = PACKED // block
+        for aligned in (True, False):
+            # Aligned: blocks 2x apart from offset 0. Unaligned: a 4-byte
+            # offset and a stride that keeps blocks off 8-byte boundaries.
+            stride = 2 * block if aligned else 2 * block + 4
+            offset = 0 if aligned else 4
+            name = f"vector-{block}B-{'aligned' if aligned else 'unaligned'}"
+            out.append({
+                "name": name, "group": "vector", "block": block,
+                "spec": f"t = hvector({count}, {block}, {stride}, char)",
+                "offset": offset, "count": 1,
+                "torch": {"kind": "strided", "shape": [count, block],
+                          "strides": [stride, 1], "offset": offset},
+                "memcpy2d": {"width": block, "height": count, "pitch": stride,
+                             "offset": offset},
+            })
+    return out
+
+
+def cube():
+    n = 512
+    out = []
+    faces = {
+        "x-lo": ([1, n - 2, n - 2], [1, 1, 1]), "x-hi": ([1, n - 2, n - 2], [n - 2, 1, 1]),
+        "y-lo": ([n - 2, 1, n - 2], [1, 1, 1]), "y-hi": ([n - 2, 1, n - 2], [1, n - 2, 1]),
+        "z-lo": ([n - 2, n - 2, 1], [1, 1, 1]), "z-hi": ([n - 2, n - 2, 1], [1, 1, n - 2]),
+        "interior": ([n - 2, n - 2, n - 2], [1, 1, 1]),
+    }
+    for name, (sub, start) in faces.items():
+        out.append({
+            "name": f"cube512-{name}", "group": "cube",
+            "spec": f"t = subarray([{n}, {n}, {n}], {sub}, {start}, C, double)",
+            "offset": 0, "count": 1,
+            "torch": {"kind": "subarray", "sizes": [n, n, n], "sub": sub,
+                      "start": start, "elem": 8},
+            "memcpy3d": {"sizes": [n, n, n], "sub": sub, "start": start,
+                         "elem": 8},
+        })
+    return out
+
+
+def triangles():
+    out = []
+    for n in [1000, 2000, 4000, 8000, 16000]:
+        lens = ", ".join(str(n - j) for j in range(n))
+        displs = ", ".join(str(j * n + j) for j in range(n))
+        out.append({
+            "name": f"lower-{n}", "group": "triangle", "n": n,
+            "spec": f"t = indexed([{lens}], [{displs}], double)",
+            "offset": 0, "count": 1,
+            "torch": {"kind": "lower", "n": n, "elem": 8},
+        })
+    return out
+
+
+def others():
+    out = []
+    # An array of particle structs: 3 double positions, 3 float velocities,
+    # an int id, a char flag; sizeof 48 with padding. Pack all fields.
+    count = PACKED // 41
+    out.append({
+        "name": "particles", "group": "struct",
+        "spec": ("p = struct([3, 3, 1, 1], [0, 24, 36, 40], "
+                 "[double, float, int, char])\n"
+                 f"t = contiguous({count}, resized(0, 48, p))"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "runs", "runs": [[0, 40], [40, 1]], "period": 48,
+                  "count": count},
+    })
+    # A random hindexed of 8-byte-multiple blocks.
+    rng = random.Random(7)
+    lens, displs, at = [], [], 0
+    while sum(lens) < PACKED:
+        gap = rng.randrange(0, 256, 8)
+        ln = rng.randrange(8, 2048, 8)
+        at += gap
+        lens.append(ln)
+        displs.append(at)
+        at += ln
+    out.append({
+        "name": "random-hindexed", "group": "hindexed",
+        "spec": (f"t = hindexed([{', '.join(map(str, lens))}], "
+                 f"[{', '.join(map(str, displs))}], char)"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "blocks", "lens": lens, "displs": displs},
+    })
+    # A matrix transpose: columns of a 4096x4096 row-major double matrix.
+    n = 4096
+    out.append({
+        "name": "transpose-4096", "group": "transpose",
+        "spec": (f"col = resized(0, 8, vector({n}, 1, {n}, double))\n"
+                 f"t = contiguous({n}, col)"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "transpose", "n": n, "elem": 8},
+    })
+    return out
+
+
+def all_layouts():
+    return vectors() + cube() + triangles() + others()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true",
+                        help="print the layouts as JSON")
+    parser.add_argument("--names", action="store_true",
+                        help="print the layout names")
+    parser.add_argument("--tsv", action="store_true",
+                        help="print the input of ddtc-bench: name, group, "
+                        "count, origin offset, memcpy2d (w,h,pitch,offset or "
+                        "-), memcpy3d (sizes,sub,start,elem or -), spec with "
+                        "newlines as \\n")
+    args = parser.parse_args()
+    layouts = all_layouts()
+    if args.names:
+        print("\n".join(l["name"] for l in layouts))
+    elif args.tsv:
+        for l in layouts:
+            m2 = l.get("memcpy2d")
+            m3 = l.get("memcpy3d")
+            two = ("%d,%d,%d,%d" % (m2["width"], m2["height"], m2["pitch"],
+                                    m2["offset"])) if m2 else "-"
+            three = ",".join(str(v) for v in m3["sizes"] + m3["sub"] +
+                             m3["start"] + [m3["elem"]]) if m3 else "-"
+            print("\t".join([l["name"], l["group"], str(l["count"]),
+                             str(l["offset"]), two, three,
+                             l["spec"].replace("\n", "\\n")]))
+    else:
+        print(json.dumps(layouts))

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs every GPU test and benchmark of ddtc from a build folder and writes the
+# results. Meant for a machine with an NVIDIA GPU and the CUDA driver; the
+# build folder can come from another machine (the binaries need only libc,
+# libstdc++ and, at run time, the driver and NVRTC).
+#
+#   bench/run-gpu.sh [BUILD_DIR] [OUT_DIR]
+#
+# BUILD_DIR defaults to build/, OUT_DIR to bench/results/<date>-<gpu>/.
+# Steps (each logged to OUT_DIR/<step>.log; a failed check fails the script):
+#   1. the GPU test of the runtime: random types packed and unpacked on the
+#      GPU (device and mapped host buffers, random byte ranges, counts > 1,
+#      CTA caps) against the CPU reference, with poisoned outputs;
+#   2. compute-sanitizer memcheck and racecheck on a subset of it;
+#   3. the C API and generated-header examples;
+#   4. ddtc-bench: correctness, then timings against cudaMemcpy/2D/3D and
+#      pinned D2H, the empty-kernel launch, and the JIT figures (cold, cache
+#      hit, and a fresh process loading from the disk cache);
+#   5. the torch baseline on the same layouts;
+#   6. the summary table (summary.txt), merged JSON and plots.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 |
+      tr ' ' '-' | tr -cd 'A-Za-z0-9_-')
+out=${2:-$root/bench/results/$(date +%Y-%m-%d)-${gpu:-unknown-gpu}}
+mkdir -p "$out"
+export DDTC_CACHE_DIR=$(mktemp -d)
+export PATH="$build/bin:$PATH"
+export LD_LIBRARY_PATH="$build/lib:${LD_LIBRARY_PATH:-}"
+status=0
+
+step() {
+  local name=$1
+  shift
+  echo "== $name: $*"
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 5 "$out/$name.log"
+  echo "== $name: exit $rc after $((SECONDS - t0)) s"
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then status=1; fi
+  return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+
+step gpu-test "$build/bin/ddtc-gpu-tests" --types 300 --mode all
+if command -v compute-sanitizer >/dev/null; then
+  # The test checks on purpose that pageable memory is refused; that one
+  # driver error is expected, so only kernel errors count here.
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 \
+    --check-api-memory-access no --report-api-errors no \
+    "$build/bin/ddtc-gpu-tests" --types 20 --seed 11 --mode sync
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 \
+    --report-api-errors no \
+    "$build/bin/ddtc-gpu-tests" --types 8 --seed 12 --mode sync
+fi
+for ex in "$build"/bin/ddtc-example-*; do
+  [ -x "$ex" ] && step "$(basename "$ex")" "$ex"
+done
+
+python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
+step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --out "$out/ddtc.json"
+step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
+  --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
+(cd "$root/bench" && step torch python3 torch_baseline.py --out "$out/torch.json")
+(cd "$root/bench" && step summary python3 summarize.py --dir "$out")
+cat "$out/summary.txt" 2>/dev/null
+rm -rf "$DDTC_CACHE_DIR"
+echo "results in $out"
+exit $status

@@ -1,0 +1,199 @@
+"""Merges ddtc-bench's and the torch baseline's JSON of one run into
+summary.txt (a table of ratios and the targets reached or missed),
+results.json, and plots (PNG) of bandwidth against size.
+
+    python3 bench/summarize.py --dir bench/results/<run>
+"""
+
+import argparse
+import json
+import os
+import re
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def disk_times(path):
+    out = {}
+    try:
+        for line in open(path):
+            m = re.match(r"disk (\S+) ([\d.]+) ([\d.]+) (\d+)", line)
+            if m:
+                out[m.group(1)] = {"commit_ms": float(m.group(2)),
+                                   "disk_load_ms": float(m.group(3)),
+                                   "origin": int(m.group(4))}
+    except OSError:
+        pass
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dir", required=True)
+    args = parser.parse_args()
+    ddtc = load(os.path.join(args.dir, "ddtc.json"))
+    torch = load(os.path.join(args.dir, "torch.json")) or {"layouts": {}}
+    disk = disk_times(os.path.join(args.dir, "disk-cache.log"))
+    if not ddtc:
+        print("summarize: no ddtc.json")
+        return 1
+    tl = torch.get("layouts", {})
+    rows, targets = [], []
+    empty = ddtc.get("empty_kernel_us", 0)
+    for name, r in ddtc["layouts"].items():
+        t = tl.get(name, {}).get("us")
+        row = {
+            "layout": name,
+            "MiB": r["packed_bytes"] / 2**20,
+            "pack_us": r["pack_us"],
+            "pack/memcpy": r["pack_vs_memcpy"],
+            "unpack/memcpy": r["unpack_vs_memcpy"],
+            "pack/2D3D": r.get("pack_vs_memcpy2d3d"),
+            "torch/pack": (t / r["pack_us"]) if t else None,
+            "host/D2H": r["host_vs_d2h"],
+            "check": r.get("check"),
+            "nvrtc_ms": r.get("nvrtc_ms"),
+            "passes_ms": r.get("passes_ms"),
+            "hit_us": r.get("cache_hit_us"),
+        }
+        rows.append(row)
+    by = {r["layout"]: r for r in rows}
+
+    def target(desc, names, key, goal):
+        vals = [(n, by[n][key]) for n in names if n in by and by[n][key]]
+        if not vals:
+            return
+        worst = min(vals, key=lambda v: v[1])
+        ok = worst[1] >= goal
+        targets.append(f"{'MET ' if ok else 'MISS'} {desc}: worst {worst[0]} "
+                       f"{worst[1]:.3f} (goal >= {goal})")
+
+    big_vec = [n for n in by if re.match(r"vector-(256|1024|4096|65536)B", n)]
+    small_vec = [n for n in by if re.match(r"vector-(4|8|16|32|64)B", n)]
+    target("pack >= 0.95 memcpy, blocks >= 256 B", big_vec, "pack/memcpy", 0.95)
+    target("unpack >= 0.95 memcpy, blocks >= 256 B", big_vec, "unpack/memcpy", 0.95)
+    target("pack >= 0.95 memcpy, cube interior", ["cube512-interior"],
+           "pack/memcpy", 0.95)
+    target("pack >= 0.95 memcpy, lower n >= 8000",
+           ["lower-8000", "lower-16000"], "pack/memcpy", 0.95)
+    target("pack >= 1.2x torch, blocks 4-64 B", small_vec, "torch/pack", 1.2)
+    target("faster than cudaMemcpy2D/3D everywhere",
+           [n for n in by if by[n]["pack/2D3D"]], "pack/2D3D", 1.0)
+    target("into mapped host >= 0.95 pinned D2H, every layout", list(by),
+           "host/D2H", 0.95)
+    faces = [n for n in by if n.startswith("cube512-") and "interior" not in n]
+    if faces and empty:
+        worst = max(faces, key=lambda n: by[n]["pack_us"])
+        ratio = by[worst]["pack_us"] / empty
+        targets.append(f"{'MET ' if ratio <= 2 else 'MISS'} 2 MB halo face <= 2x "
+                       f"empty launch ({empty:.2f} us): worst {worst} "
+                       f"{by[worst]['pack_us']:.2f} us = {ratio:.2f}x")
+    compiles = [r["nvrtc_ms"] + r["passes_ms"] for r in rows if r["nvrtc_ms"]]
+    if compiles:
+        worst = max(compiles)
+        targets.append(f"{'MET ' if worst <= 40 else 'MISS'} cold compile <= 40 ms "
+                       f"per type: worst {worst:.1f} ms, median "
+                       f"{sorted(compiles)[len(compiles) // 2]:.1f} ms")
+    hits = [r["hit_us"] for r in rows if r["hit_us"] is not None]
+    if hits:
+        worst = max(hits)
+        targets.append(f"{'MET ' if worst <= 2 else 'MISS'} in-process cache hit "
+                       f"<= 2 us: worst {worst:.2f} us")
+    if disk:
+        worst = max(v["commit_ms"] for v in disk.values())
+        targets.append(f"{'MET ' if worst <= 2 else 'MISS'} disk-cache load in a "
+                       f"new process <= 2 ms: worst {worst:.3f} ms")
+
+    def fmt(v, spec):
+        return format(v, spec) if isinstance(v, (int, float)) else "-"
+
+    lines = [f"device: {ddtc.get('device')}; torch {torch.get('torch', '-')}",
+             f"empty kernel launch: {empty:.2f} us (waited), "
+             f"{ddtc.get('empty_kernel_back_to_back_us', 0):.2f} us back to back",
+             "",
+             f"{'layout':26s} {'MiB':>8s} {'pack us':>9s} {'pk/mcp':>7s} "
+             f"{'up/mcp':>7s} {'pk/2D3D':>7s} {'torch/pk':>8s} {'host/d2h':>8s} "
+             f"{'nvrtc ms':>8s} {'hit us':>7s} check"]
+    for r in rows:
+        lines.append(
+            f"{r['layout']:26s} {r['MiB']:8.2f} {r['pack_us']:9.1f} "
+            f"{fmt(r['pack/memcpy'], '7.3f')} {fmt(r['unpack/memcpy'], '7.3f')} "
+            f"{fmt(r['pack/2D3D'], '7.2f')} {fmt(r['torch/pack'], '8.2f')} "
+            f"{fmt(r['host/D2H'], '8.3f')} {fmt(r['nvrtc_ms'], '8.1f')} "
+            f"{fmt(r['hit_us'], '7.2f')} {r['check']}")
+    lines += ["", "targets:"] + ["  " + t for t in targets]
+    if disk:
+        lines.append("disk cache, fresh process: " + ", ".join(
+            f"{n} {v['commit_ms']:.3f} ms" for n, v in disk.items()))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.dir, "summary.txt"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.dir, "results.json"), "w") as f:
+        json.dump({"ddtc": ddtc, "torch": torch, "disk": disk,
+                   "rows": rows, "targets": targets}, f, indent=1)
+    print(text)
+    plot(args.dir, ddtc, tl)
+    return 0
+
+
+def plot(outdir, ddtc, tl):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("summarize: matplotlib missing, no plots")
+        return
+    L = ddtc["layouts"]
+
+    def gbps(r, key):
+        return r["packed_bytes"] / r[key] / 1e3 if r.get(key) else None
+
+    for aligned in ("aligned", "unaligned"):
+        names = [n for n in L if n.startswith("vector-") and n.endswith("-" + aligned)]
+        names.sort(key=lambda n: int(re.search(r"(\d+)B", n).group(1)))
+        xs = [int(re.search(r"(\d+)B", n).group(1)) for n in names]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for key, label in (("pack_us", "ddtc pack"), ("unpack_us", "ddtc unpack"),
+                           ("memcpy_d2d_us", "cudaMemcpy (packed bytes)"),
+                           ("memcpy2d_d2d_us", "cudaMemcpy2D")):
+            ax.plot(xs, [gbps(L[n], key) for n in names], marker="o", label=label)
+        ax.plot(xs, [L[n]["packed_bytes"] / tl[n]["us"] / 1e3 if n in tl else None
+                     for n in names], marker="x", label="torch .contiguous()")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("block bytes (64 MiB packed)")
+        ax.set_ylabel("GB/s of packed bytes")
+        ax.set_title(f"vectors, {aligned} ({ddtc.get('device')})")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, f"vectors-{aligned}.png"), dpi=110)
+        plt.close(fig)
+    names = [n for n in L if n.startswith("lower-")]
+    names.sort(key=lambda n: int(n.split("-")[1]))
+    if names:
+        xs = [int(n.split("-")[1]) for n in names]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for key, label in (("pack_us", "ddtc pack"), ("unpack_us", "ddtc unpack"),
+                           ("memcpy_d2d_us", "cudaMemcpy (packed bytes)")):
+            ax.plot(xs, [gbps(L[n], key) for n in names], marker="o", label=label)
+        ax.plot(xs, [L[n]["packed_bytes"] / tl[n]["us"] / 1e3 if n in tl else None
+                     for n in names], marker="x", label="torch boolean mask")
+        ax.set_xlabel("n (lower triangle of n x n doubles)")
+        ax.set_ylabel("GB/s of packed bytes")
+        ax.set_title(f"lower-triangular ({ddtc.get('device')})")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "triangles.png"), dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

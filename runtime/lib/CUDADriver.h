@@ -1,0 +1,117 @@
+//===- CUDADriver.h - The CUDA driver API, loaded at run time -----*- C++ -*-===//
+//
+// libcuda.so.1 is opened with dlopen and its entry points resolved with
+// cuGetProcAddress (or dlsym): ddtc links nothing of CUDA and loads where no
+// driver is installed. The few types and constants used are declared here
+// with the values of cuda.h (checked against it by the runtime tests).
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_RUNTIME_CUDADRIVER_H
+#define DDTC_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <string>
+
+namespace ddtc::cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+
+// CUdevice_attribute
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19;
+constexpr int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+// CUpointer_attribute
+constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+
+// CUmemorytype
+constexpr unsigned CU_MEMORYTYPE_HOST = 1;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
+constexpr unsigned CU_MEMORYTYPE_ARRAY = 3;
+constexpr unsigned CU_MEMORYTYPE_UNIFIED = 4;
+
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+
+/// The entry points ddtc and its tests call. Required ones are never null
+/// once the driver loaded; optional ones (marked) may be.
+struct DriverAPI {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext *);
+  CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuCtxGetId)(CUcontext, unsigned long long *); ///< optional (12.0+)
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemAllocHost)(void **, size_t);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+};
+
+/// The process's driver: loaded and cuInit'ed on first use. Returns null and
+/// sets `error` when libcuda.so.1 cannot be loaded, lacks an entry point, or
+/// cuInit fails (no GPU, a driver older than the kernel module, ...). The
+/// outcome of the first call is kept.
+const DriverAPI *getDriver(std::string &error);
+
+/// "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (invalid argument)".
+std::string describeError(const DriverAPI &api, const char *call,
+                          CUresult rc);
+
+} // namespace ddtc::cu
+
+#endif // DDTC_RUNTIME_CUDADRIVER_H

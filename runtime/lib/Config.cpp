@@ -1,0 +1,141 @@
+//===- Config.cpp - The runtime's settings, from the environment -----------===//
+
+#include "Config.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ddtc::rt {
+
+namespace {
+
+std::string env(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+/// Unset, empty, "0", "false", "no" and "off" are false.
+bool envFlag(const char *name, bool unset) {
+  const char *v = std::getenv(name);
+  if (!v)
+    return unset;
+  std::string s(v);
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
+}
+
+bool parsePositive(const std::string &s, int64_t &out) {
+  if (s.empty() || s.size() > 18)
+    return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v <= 0)
+    return false;
+  out = v;
+  return true;
+}
+
+std::string defaultCacheDir() {
+  std::string xdg = env("XDG_CACHE_HOME");
+  // The XDG spec ignores relative paths.
+  if (!xdg.empty() && xdg[0] == '/')
+    return xdg + "/ddtc";
+  std::string home = env("HOME");
+  if (home.empty()) {
+    if (const passwd *pw = getpwuid(geteuid()); pw && pw->pw_dir)
+      home = pw->pw_dir;
+  }
+  if (home.empty())
+    return "";
+  return home + "/.cache/ddtc";
+}
+
+Config readConfig() {
+  Config c;
+  c.cacheDir = env("DDTC_CACHE_DIR");
+  if (c.cacheDir.empty())
+    c.cacheDir = defaultCacheDir();
+  c.cacheDisabled = envFlag("DDTC_DISABLE_CACHE", false);
+  c.verbose = envFlag("DDTC_VERBOSE", false);
+  c.checkPointers = envFlag("DDTC_CHECK_POINTERS", true);
+
+  std::string jit = env("DDTC_JIT");
+  if (jit.empty() || jit == "async")
+    c.jit = JitMode::Async;
+  else if (jit == "sync")
+    c.jit = JitMode::Sync;
+  else if (jit == "generic")
+    c.jit = JitMode::Generic;
+  else
+    c.warnings += "DDTC_JIT='" + jit +
+                  "' is not async, sync or generic; using async\n";
+
+  std::string arch = env("DDTC_DEFAULT_ARCH");
+  if (!arch.empty()) {
+    std::string digits = arch;
+    for (const char *p : {"sm_", "compute_"})
+      if (digits.rfind(p, 0) == 0)
+        digits = digits.substr(std::string(p).size());
+    int64_t v = 0;
+    if (parsePositive(digits, v) && v >= 10 && v < 1000)
+      c.defaultArch = digits;
+    else
+      c.warnings += "DDTC_DEFAULT_ARCH='" + arch +
+                    "' is not an architecture like 90 or sm_90; using 90\n";
+  }
+  int64_t v = 0;
+  std::string units = env("DDTC_GENERIC_MAX_UNITS");
+  if (!units.empty()) {
+    if (parsePositive(units, v))
+      c.genericMaxUnits = v;
+    else
+      c.warnings += "DDTC_GENERIC_MAX_UNITS='" + units +
+                    "' is not a positive number; using " +
+                    std::to_string(c.genericMaxUnits) + "\n";
+  }
+  std::string threads = env("DDTC_JIT_THREADS");
+  if (!threads.empty()) {
+    if (parsePositive(threads, v) && v <= 64)
+      c.jitThreads = static_cast<int>(v);
+    else
+      c.warnings += "DDTC_JIT_THREADS='" + threads +
+                    "' is not a number from 1 to 64; using " +
+                    std::to_string(c.jitThreads) + "\n";
+  }
+  return c;
+}
+
+/// Reads the settings and reports the ones not understood.
+Config readAndReport() {
+  Config c = readConfig();
+  if (!c.warnings.empty())
+    std::fprintf(stderr, "ddtc: warning: %s", c.warnings.c_str());
+  return c;
+}
+
+Config &storage() {
+  static Config c = readAndReport();
+  return c;
+}
+
+} // namespace
+
+const Config &config() { return storage(); }
+
+void reloadConfig() { storage() = readAndReport(); }
+
+void logVerbose(const std::string &message) {
+  if (config().verbose)
+    std::fprintf(stderr, "ddtc: %s\n", message.c_str());
+}
+
+} // namespace ddtc::rt

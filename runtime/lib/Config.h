@@ -1,0 +1,60 @@
+//===- Config.h - The runtime's settings, from the environment ----*- C++ -*-===//
+//
+// Every DDTC_* variable the runtime reads, read once on first use (see
+// docs/Runtime.md for what each does).
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_RUNTIME_CONFIG_H
+#define DDTC_RUNTIME_CONFIG_H
+
+#include <cstdint>
+#include <string>
+
+namespace ddtc::rt {
+
+/// When specialized kernels are compiled (DDTC_JIT).
+enum class JitMode {
+  /// In the background; calls use the generic kernel until it is ready.
+  Async,
+  /// In ddtc_type_commit, which waits for it.
+  Sync,
+  /// Never while a generic kernel can serve the type (for debugging).
+  Generic,
+};
+
+struct Config {
+  /// The disk cache folder (DDTC_CACHE_DIR, else $XDG_CACHE_HOME/ddtc, else
+  /// ~/.cache/ddtc); empty when no home folder is known.
+  std::string cacheDir;
+  /// DDTC_DISABLE_CACHE: no memory and no disk cache.
+  bool cacheDisabled = false;
+  JitMode jit = JitMode::Async;
+  /// The architecture compiled for when no GPU is present
+  /// (DDTC_DEFAULT_ARCH, digits of sm_XY).
+  std::string defaultArch = "90";
+  /// DDTC_VERBOSE: JIT and cache events on stderr.
+  bool verbose = false;
+  /// DDTC_CHECK_POINTERS=0 skips the check that buffers are GPU-accessible.
+  bool checkPointers = true;
+  /// DDTC_GENERIC_MAX_UNITS: the largest work-unit table built for a
+  /// generic kernel (larger types wait for their specialized kernel).
+  int64_t genericMaxUnits = int64_t(1) << 18;
+  /// DDTC_JIT_THREADS: background compiler threads.
+  int jitThreads = 2;
+  /// Settings that were not understood, to report once.
+  std::string warnings;
+};
+
+/// The settings, read from the environment on first use.
+const Config &config();
+
+/// Reads the environment again. Only for tests, while no other thread uses
+/// the runtime.
+void reloadConfig();
+
+/// Writes "ddtc: MESSAGE" to stderr when DDTC_VERBOSE is set.
+void logVerbose(const std::string &message);
+
+} // namespace ddtc::rt
+
+#endif // DDTC_RUNTIME_CONFIG_H

@@ -1,0 +1,76 @@
+//===- DeviceContext.h - What ddtc keeps per CUDA context ---------*- C++ -*-===//
+//
+// Modules are loaded once per CUDA context and kept until the process ends;
+// each context also has a private stream for uploading work-unit tables.
+// Contexts are recognised by handle and (where the driver has it) by
+// cuCtxGetId, so a new context at a freed one's address is not mistaken for
+// it.
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_RUNTIME_DEVICECONTEXT_H
+#define DDTC_RUNTIME_DEVICECONTEXT_H
+
+#include "CUDADriver.h"
+#include "Status.h"
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace ddtc::rt {
+
+struct LoadedModule {
+  cu::CUmodule module = nullptr;
+  cu::CUfunction pack = nullptr, unpack = nullptr;
+};
+
+struct DeviceContext {
+  cu::CUcontext ctx = nullptr;
+  unsigned long long id = 0;
+  cu::CUdevice device = 0;
+  int arch = 0; ///< sm_XX
+  int multiprocessors = 0;
+
+  std::mutex m;
+  /// Keyed by entry id (KernelEntry::id) or built-in kernel id; the map's
+  /// nodes never move, so pointers to the values stay valid.
+  std::unordered_map<uint64_t, LoadedModule> modules;
+  cu::CUstream uploadStream = nullptr;
+};
+
+/// The driver, or NO_DEVICE with the reason.
+Status requireDriver(const cu::DriverAPI *&api);
+
+/// The state of the calling thread's current context. Without one, the
+/// primary context of the device holding `hint` (else device 0) is retained
+/// and made current, as the CUDA runtime would.
+Status currentContext(const cu::DriverAPI &api, const void *hint,
+                      DeviceContext *&out);
+
+/// The architecture of the current context's device, else of device 0;
+/// 0 when there is no usable driver.
+int deviceArch();
+
+/// Loads `image` (a cubin, or NUL-terminated PTX) into `dc` once under
+/// `id`, and finds its two kernels.
+Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
+                  const void *image, const std::string &packName,
+                  const std::string &unpackName, const LoadedModule *&out);
+
+/// Copies a work-unit table to new device memory of `dc` (the call returns
+/// once the copy is complete).
+Status uploadTable(const cu::DriverAPI &api, DeviceContext &dc,
+                   const std::vector<int64_t> &table, cu::CUdeviceptr &out);
+
+/// Frees device memory of `dc` from any thread (pushes its context).
+void freeDeviceMemory(const cu::DriverAPI &api, DeviceContext &dc,
+                      cu::CUdeviceptr p);
+
+/// Checks that `p` is memory the GPU can access; `what` names the buffer.
+Status checkDevicePointer(const cu::DriverAPI &api, const void *p,
+                          const char *what);
+
+} // namespace ddtc::rt
+
+#endif // DDTC_RUNTIME_DEVICECONTEXT_H

@@ -1,0 +1,463 @@
+//===- KernelCache.cpp - Compiled kernels, in memory and on disk -----------===//
+//
+// The cache object lives as long as the process (it is never destroyed).
+// Its background threads must be stopped before NVRTC tears down its own
+// state at exit, or a compile in flight crashes: NVRTC registers that
+// teardown when it is loaded and during its first compile, so an exit
+// handler registered earlier runs too late. Three guards run early enough:
+// a thread-local object of the main thread (glibc runs the exiting thread's
+// thread-local destructors before any exit handler), and an exit handler
+// registered again once NVRTC is loaded and once its first compile is done.
+// They wait for the compile in flight and drop the queued ones. A thread
+// that is loading NVRTC when the process exits may hang the exit, so
+// background threads never load it: the thread that queues a compile does.
+//===----------------------------------------------------------------------===//
+
+#include "KernelCache.h"
+
+#include "BuiltinKernels.h"
+#include "Config.h"
+#include "GenericPlan.h"
+
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/NVRTCCompiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+
+#ifndef DDTC_VERSION
+#error "DDTC_VERSION must be defined by the build"
+#endif
+
+namespace ddtc::rt {
+
+namespace {
+
+std::atomic<uint64_t> nextEntryId{uint64_t(1) << 32};
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+/// The options NVRTC is called with for sm_`arch`: those NVRTCCompiler
+/// always passes, then ours.
+std::vector<std::string> compileOptions(int arch) {
+  std::vector<std::string> o = {"--gpu-architecture=sm_" + std::to_string(arch),
+                                "--std=c++17"};
+  for (const std::string &x : extraCompileOptions())
+    o.push_back(x);
+  return o;
+}
+
+Hash128 cacheKey(const KernelEntry &e, const std::string &nvrtcVersion) {
+  Hasher h;
+  h.add("ddtc kernel cache key");
+  h.add(static_cast<int64_t>(kCacheFormatVersion));
+  h.add(DDTC_VERSION);
+  h.add(e.source);
+  for (const std::string &o : compileOptions(e.arch))
+    h.add(o);
+  h.add(static_cast<int64_t>(e.arch));
+  h.add(nvrtcVersion);
+  return h.finish();
+}
+
+std::string describeEntry(const KernelEntry &e) {
+  return "kernels of shape " + e.shape + " for sm_" + std::to_string(e.arch);
+}
+
+/// "13.0" from the note's first line, or empty.
+std::string parseCompilerNote(const std::string &text) {
+  std::string v = text.substr(0, text.find('\n'));
+  if (v.empty() || v.size() > 16)
+    return "";
+  for (char c : v)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.'))
+      return "";
+  return v;
+}
+
+// Constant-initialized, never destroyed before a worker finishes.
+Stats gStats;
+
+/// An entry owned by the thread that creates it until it is prepared: a
+/// waiter that finds it in the map must not compile it before its source is
+/// written.
+std::shared_ptr<KernelEntry> newEntry() {
+  auto e = std::make_shared<KernelEntry>();
+  e->claimed = true;
+  return e;
+}
+
+bool onMainThread() { return syscall(SYS_gettid) == getpid(); }
+
+void stopAtExit() { KernelCache::get().stopWorkers(/*dropQueued=*/true); }
+
+/// NVRTCCompiler::get, and an exit handler registered once NVRTC is
+/// loaded, so that it runs before the teardown NVRTC registered on loading.
+const NVRTCCompiler *loadNVRTC(std::string &error) {
+  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
+  static std::once_flag loaded;
+  if (nvrtc)
+    std::call_once(loaded, [] { std::atexit(stopAtExit); });
+  return nvrtc;
+}
+
+/// Lives in the main thread's thread-local storage: destroyed first when
+/// the process exits.
+struct MainThreadExitGuard {
+  bool armed = false;
+  ~MainThreadExitGuard() {
+    if (armed && onMainThread())
+      stopAtExit();
+  }
+};
+
+} // namespace
+
+Stats &stats() { return gStats; }
+
+const std::vector<std::string> &extraCompileOptions() {
+  static const std::vector<std::string> *options = new std::vector<std::string>();
+  return *options;
+}
+
+void publish(KernelEntry &e, EntryState state) {
+  {
+    std::lock_guard<std::mutex> lock(e.m);
+    e.state.store(state, std::memory_order_release);
+  }
+  e.cv.notify_all();
+}
+
+KernelCache &KernelCache::get() {
+  // Read before the cache exists, so the settings outlive its threads.
+  config();
+  static KernelCache *cache = new KernelCache();
+  return *cache;
+}
+
+const DiskCache &KernelCache::disk() {
+  std::lock_guard<std::mutex> lock(diskMutex_);
+  if (!disk_) {
+    disk_ = std::make_unique<DiskCache>(config().cacheDir);
+    if (disk_->usable())
+      logVerbose("disk cache in " + disk_->dir());
+    else
+      logVerbose("disk cache off: " + disk_->reason());
+  }
+  return *disk_;
+}
+
+std::string KernelCache::keyCompilerVersion(const DiskCache &d) {
+  std::lock_guard<std::mutex> lock(versionMutex_);
+  if (!keyCompiler_.empty())
+    return keyCompiler_;
+  std::string note;
+  if (d.readNote(kCompilerNote, note))
+    keyCompiler_ = parseCompilerNote(note);
+  if (!keyCompiler_.empty())
+    return keyCompiler_;
+  std::string error;
+  const NVRTCCompiler *nvrtc = loadNVRTC(error);
+  keyCompiler_ = nvrtc ? nvrtc->versionString() : "none";
+  if (nvrtc)
+    d.writeNote(kCompilerNote, keyCompiler_ + "\n" + nvrtc->libraryPath() + "\n");
+  return keyCompiler_;
+}
+
+bool KernelCache::lookUp(KernelEntry &e, const DiskCache &d) {
+  auto t0 = std::chrono::steady_clock::now();
+  e.key = cacheKey(e, e.keyCompiler);
+  std::string payload, why;
+  switch (d.load(e.key, payload, why)) {
+  case DiskCache::Lookup::Hit:
+    e.binary = std::move(payload);
+    e.diskLoadMs = msSince(t0);
+    e.origin = DDTC_KERNEL_DISK;
+    ++stats().diskHits;
+    logVerbose(describeEntry(e) + " read from " + d.entryPath(e.key));
+    publish(e, EntryState::Ready);
+    return true;
+  case DiskCache::Lookup::Rejected:
+    ++stats().diskRejected;
+    logVerbose("disk cache entry ignored, compiling again: " + why);
+    return false;
+  case DiskCache::Lookup::Missing:
+    return false;
+  }
+  return false;
+}
+
+void KernelCache::noteCompiler(const NVRTCCompiler &nvrtc) {
+  if (noted_.exchange(true))
+    return;
+  const DiskCache &d = disk();
+  std::string note;
+  if (!d.usable() || (d.readNote(kCompilerNote, note) &&
+                      parseCompilerNote(note) == nvrtc.versionString()))
+    return;
+  logVerbose("NVRTC " + nvrtc.versionString() + " noted in the cache folder; "
+             "later processes compile the kernels of other versions again");
+  d.writeNote(kCompilerNote,
+              nvrtc.versionString() + "\n" + nvrtc.libraryPath() + "\n");
+}
+
+std::shared_ptr<KernelEntry> KernelCache::acquire(const KernelPlan &plan,
+                                                  int arch, bool wait,
+                                                  bool *memoryHit) {
+  const bool useCaches = !config().cacheDisabled;
+  std::string shape = kernelShapeKey(plan);
+  std::shared_ptr<KernelEntry> entry;
+  bool fresh = true;
+  if (useCaches) {
+    std::lock_guard<std::mutex> lock(mapMutex_);
+    std::shared_ptr<KernelEntry> &slot = entries_[{shape, arch}];
+    if (slot) {
+      entry = slot;
+      fresh = false;
+    } else {
+      slot = entry = newEntry();
+    }
+  } else {
+    entry = newEntry();
+  }
+  if (memoryHit)
+    *memoryHit = !fresh;
+  if (!fresh) {
+    ++stats().memoryHits;
+    if (wait)
+      this->wait(entry);
+    return entry;
+  }
+  entry->id = nextEntryId++;
+  entry->shape = shape;
+  entry->arch = arch;
+  entry->prefix = kernelSymbolPrefix(shape);
+  entry->packName = entry->prefix + "_pack";
+  entry->unpackName = entry->prefix + "_unpack";
+  if (prepare(entry, plan, useCaches)) {
+    // NVRTC is loaded here, never by a background thread (see the top of
+    // the file); when the cache folder's note names another version, the
+    // note is corrected for the processes after this one.
+    std::string error;
+    if (const NVRTCCompiler *nvrtc = loadNVRTC(error); nvrtc && useCaches)
+      noteCompiler(*nvrtc);
+    if (wait) {
+      compile(*entry, useCaches);
+    } else {
+      // From here a worker or a waiting caller takes it, whichever is first.
+      entry->claimed = false;
+      enqueue(entry, useCaches);
+    }
+  }
+  return entry;
+}
+
+bool KernelCache::prepare(const std::shared_ptr<KernelEntry> &e,
+                          const KernelPlan &plan, bool useCaches) {
+  if (const BuiltinKernel *k = findBuiltinCubin(e->shape, e->arch)) {
+    e->binary.assign(reinterpret_cast<const char *>(k->data), k->size);
+    e->origin = DDTC_KERNEL_BUILTIN;
+    ++stats().builtinHits;
+    publish(*e, EntryState::Ready);
+    return false;
+  }
+  e->source = emitCUDA(plan, e->prefix).source;
+  if (!useCaches)
+    return true;
+  const DiskCache &d = disk();
+  if (!d.usable())
+    return true;
+  // The key needs NVRTC's version: the note's, else NVRTC is loaded here
+  // (in the committing thread, not a background one: see the top of the
+  // file).
+  e->keyCompiler = keyCompilerVersion(d);
+  return !lookUp(*e, d);
+}
+
+void KernelCache::compile(KernelEntry &e, bool useDisk) {
+  std::string error;
+  const NVRTCCompiler *nvrtc = loadNVRTC(error);
+  if (!nvrtc) {
+    e.origin = DDTC_KERNEL_FAILED;
+    e.failure = Status::error(DDTC_ERROR_NO_COMPILER,
+                              "cannot compile the " + describeEntry(e) + ": " +
+                                  error);
+    logVerbose(e.failure.message);
+    publish(e, EntryState::Failed);
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  NVRTCResult r =
+      nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
+                     std::to_string(e.arch), extraCompileOptions());
+  double ms = msSince(t0);
+  // Now NVRTC has registered its teardown: a handler registered after it
+  // runs before it.
+  static std::once_flag afterFirstCompile;
+  std::call_once(afterFirstCompile, [] { std::atexit(stopAtExit); });
+  if (!r.ok) {
+    ++stats().compileFailures;
+    e.origin = DDTC_KERNEL_FAILED;
+    e.failure = Status::error(DDTC_ERROR_COMPILE, "cannot compile the " +
+                                                      describeEntry(e) + ": " +
+                                                      r.error);
+    logVerbose(e.failure.message);
+    publish(e, EntryState::Failed);
+    return;
+  }
+  ++stats().nvrtcCompiles;
+  stats().compileMicros += static_cast<int64_t>(ms * 1000);
+  e.binary = std::move(r.binary);
+  e.compileMs = ms;
+  e.origin = DDTC_KERNEL_COMPILED;
+  logVerbose("compiled the " + describeEntry(e) + " in " + std::to_string(ms) +
+             " ms");
+  if (useDisk) {
+    const DiskCache &d = disk();
+    if (d.usable()) {
+      // Filed under the NVRTC that compiled it, even when this process's
+      // keys still use the note's older version.
+      Hash128 key = cacheKey(e, nvrtc->versionString());
+      std::string meta = "ddtc " DDTC_VERSION "\nshape " + e.shape +
+                         "\narch sm_" + std::to_string(e.arch) + "\nnvrtc " +
+                         nvrtc->versionString() + "\noptions";
+      for (const std::string &o : r.options)
+        meta += " " + o;
+      meta += "\n";
+      std::string why;
+      if (d.store(key, meta, e.binary, why))
+        ++stats().diskWrites;
+      else
+        logVerbose("cannot write the disk cache: " + why);
+    }
+  }
+  publish(e, EntryState::Ready);
+}
+
+void KernelCache::enqueue(std::shared_ptr<KernelEntry> e, bool useDisk) {
+  push({std::move(e), useDisk});
+}
+
+void KernelCache::push(Job job) {
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  queue_.push_back(std::move(job));
+  // One more thread while the work outgrows the threads, up to the limit.
+  const int threads = static_cast<int>(workers_.size());
+  if (threads < config().jitThreads &&
+      threads < busy_ + static_cast<int>(queue_.size())) {
+    if (!exitHandlerRegistered_) {
+      exitHandlerRegistered_ = true;
+      std::atexit(stopAtExit);
+    }
+    if (onMainThread()) {
+      thread_local MainThreadExitGuard guard;
+      guard.armed = true;
+    }
+    stopping_ = false;
+    workers_.emplace_back([this] { workerLoop(); });
+  }
+  queueCv_.notify_one();
+}
+
+void KernelCache::workerLoop() {
+  std::unique_lock<std::mutex> lock(queueMutex_);
+  for (;;) {
+    queueCv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) // stopping
+      return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    ++busy_;
+    lock.unlock();
+    if (!job.entry->claimed.exchange(true))
+      compile(*job.entry, job.useDisk);
+    job.entry.reset();
+    lock.lock();
+    --busy_;
+    if (queue_.empty() && busy_ == 0)
+      idleCv_.notify_all();
+  }
+}
+
+void KernelCache::wait(const std::shared_ptr<KernelEntry> &e) {
+  if (e->state.load(std::memory_order_acquire) != EntryState::Pending)
+    return;
+  // Not started yet: compile it here rather than wait for its turn.
+  if (!e->claimed.exchange(true)) {
+    compile(*e, !config().cacheDisabled);
+    return;
+  }
+  std::unique_lock<std::mutex> lock(e->m);
+  e->cv.wait(lock, [&] {
+    return e->state.load(std::memory_order_acquire) != EntryState::Pending;
+  });
+}
+
+void KernelCache::stopWorkers(bool dropQueued) {
+  std::vector<std::thread> threads;
+  std::deque<Job> dropped;
+  {
+    std::unique_lock<std::mutex> lock(queueMutex_);
+    if (dropQueued)
+      dropped.swap(queue_);
+    else
+      idleCv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
+    stopping_ = true;
+    threads.swap(workers_);
+  }
+  queueCv_.notify_all();
+  for (std::thread &t : threads)
+    t.join();
+  for (Job &j : dropped) {
+    if (j.entry->claimed.exchange(true))
+      continue;
+    j.entry->origin = DDTC_KERNEL_FAILED;
+    j.entry->failure = Status::error(
+        DDTC_ERROR_INTERNAL, "the compile was dropped: the process is exiting");
+    publish(*j.entry, EntryState::Failed);
+  }
+}
+
+void KernelCache::drain() { stopWorkers(/*dropQueued=*/false); }
+
+bool KernelCache::loadCompiler() {
+  std::string error;
+  return loadNVRTC(error) != nullptr;
+}
+
+void KernelCache::resetForTesting() {
+  drain();
+  reloadConfig();
+  {
+    std::lock_guard<std::mutex> lock(mapMutex_);
+    entries_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(versionMutex_);
+    keyCompiler_.clear();
+  }
+  noted_ = false;
+  std::lock_guard<std::mutex> lock(diskMutex_);
+  disk_.reset();
+}
+
+Status KernelCache::compileForTesting(const std::string &source,
+                                      const std::string &prefix, int arch) {
+  KernelEntry e;
+  e.shape = "test";
+  e.arch = arch;
+  e.prefix = prefix;
+  e.source = source;
+  get().compile(e, /*useDisk=*/false);
+  return e.ready() ? Status::success() : e.failure;
+}
+
+} // namespace ddtc::rt

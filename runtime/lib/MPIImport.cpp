@@ -1,0 +1,45 @@
+//===- MPIImport.cpp - ddtc_type_from_mpi ------------------------------------===//
+//
+// Decodes the MPI handle into a datatype tree, prints it as a one-line spec
+// and hands it to ddtc_type_from_spec, so this library needs nothing of
+// libddtc but its C API.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/ddtc_mpi.h"
+
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/MPI/MPIBridge.h"
+
+#include <new>
+#include <string>
+
+extern "C" ddtc_status ddtc_type_from_mpi(MPI_Datatype datatype,
+                                          ddtc_type *out) {
+  const char *fn = "ddtc_type_from_mpi";
+  if (!out)
+    return ddtc_report_error(DDTC_ERROR_INVALID_ARGUMENT,
+                             "ddtc_type_from_mpi: out is null");
+  *out = nullptr;
+  try {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+      return ddtc_report_error(
+          DDTC_ERROR_INVALID_ARGUMENT,
+          "ddtc_type_from_mpi: MPI is not initialized (or already finalized)");
+    std::string error;
+    ddtc::TypeRef tree = ddtc::importMPIDatatype(datatype, error);
+    if (!tree)
+      return ddtc_report_error(DDTC_ERROR_UNSUPPORTED_TYPE,
+                               (std::string(fn) + ": " + error).c_str());
+    std::string spec = "mpi_type = " + ddtc::printSpecExpr(*tree) + "\n";
+    return ddtc_type_from_spec(spec.c_str(), "mpi_type", out);
+  } catch (const std::bad_alloc &) {
+    return ddtc_report_error(DDTC_ERROR_OUT_OF_MEMORY,
+                             "ddtc_type_from_mpi: out of host memory");
+  } catch (...) {
+    return ddtc_report_error(DDTC_ERROR_INTERNAL,
+                             "ddtc_type_from_mpi: internal error");
+  }
+}

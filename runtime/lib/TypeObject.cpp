@@ -1,0 +1,366 @@
+//===- TypeObject.cpp - Committing types and launching their kernels -------===//
+//
+// Which kernel a call runs: the specialized one once its cache entry is
+// ready; until then the generic (work-unit) kernel built into the library,
+// when there is one for the type's access width and its unit table is not
+// too large; otherwise the call waits for the compile.
+//===----------------------------------------------------------------------===//
+
+#include "TypeObject.h"
+
+#include "BuiltinKernels.h"
+#include "Config.h"
+#include "GenericPlan.h"
+
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
+#include <cstring>
+
+namespace ddtc::rt {
+
+using namespace cu;
+
+namespace {
+
+/// The architecture a commit compiles for: the current GPU's, else the
+/// configured default.
+int commitArchitecture() {
+  if (int arch = deviceArch())
+    return arch;
+  return std::stoi(config().defaultArch);
+}
+
+/// Makes t.generic on first need. Requires t.m.
+void ensureGenericPlan(ddtc_type_s &t) {
+  if (t.genericTried)
+    return;
+  t.genericTried = true;
+  if (t.spec->family == KernelFamily::Units) {
+    t.generic = t.spec; // same kernels, same table
+    return;
+  }
+  KernelPlan plan;
+  if (!makeUnitsPlan(t.spec->layout, config().genericMaxUnits, plan)) {
+    logVerbose("type " + t.name + ": no generic kernel (more than " +
+               std::to_string(config().genericMaxUnits) +
+               " work units; DDTC_GENERIC_MAX_UNITS raises the limit)");
+    return;
+  }
+  t.genericTable = encodeUnitTable(plan);
+  t.generic = std::make_shared<const KernelPlan>(std::move(plan));
+}
+
+/// The built-in generic kernel that serves `t` on sm_`arch`, or null.
+/// Requires t.m.
+const BuiltinKernel *genericKernel(ddtc_type_s &t, int arch) {
+  ensureGenericPlan(t);
+  return t.generic ? findBuiltinGeneric(static_cast<int>(t.generic->width), arch)
+                   : nullptr;
+}
+
+ArchKernels *findKernels(ddtc_type_s &t, int arch) {
+  for (const std::unique_ptr<ArchKernels> &k : t.kernels)
+    if (k->arch == arch)
+      return k.get();
+  return nullptr;
+}
+
+/// Asks the cache for the specialized kernels of `t` on sm_`arch`.
+/// Requires t.m.
+ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
+  auto k = std::make_unique<ArchKernels>();
+  k->arch = arch;
+  k->entry = KernelCache::get().acquire(*t.spec, arch, wait, &k->memoryHit);
+  t.kernels.push_back(std::move(k));
+  return t.kernels.back().get();
+}
+
+bool isUnits(const KernelPlan &p) { return p.family == KernelFamily::Units; }
+
+struct Selected {
+  const KernelPlan *plan = nullptr;
+  const LoadedModule *module = nullptr;
+  CUdeviceptr table = 0;
+  bool specialized = false;
+};
+
+Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
+              Selected &sel) {
+  std::unique_lock<std::mutex> lock(t.m);
+  TypeOnContext *tc = nullptr;
+  for (TypeOnContext &c : t.contexts)
+    if (c.dc == &dc)
+      tc = &c;
+  if (!tc) {
+    t.contexts.push_back(TypeOnContext());
+    tc = &t.contexts.back();
+    tc->dc = &dc;
+  }
+  const size_t tcIndex = static_cast<size_t>(tc - t.contexts.data());
+  auto uploadOnce = [&](CUdeviceptr &slot, const std::vector<int64_t> &table) {
+    return slot ? Status::success() : uploadTable(api, dc, table, slot);
+  };
+  for (;;) {
+    tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
+    if (tc->spec) {
+      sel = {t.spec.get(), tc->spec, tc->specTable, true};
+      return Status::success();
+    }
+    const JitMode mode = config().jit;
+    const BuiltinKernel *generic = genericKernel(t, dc.arch);
+    const bool genericOnly = mode == JitMode::Generic && generic;
+    if (!tc->kernels) {
+      const ArchKernels *k = findKernels(t, dc.arch);
+      if (!k && !genericOnly)
+        k = addKernels(t, dc.arch, /*wait=*/false);
+      tc->kernels = k;
+    }
+    const ArchKernels *k = tc->kernels;
+    if (k && k->entry->ready() && !tc->specUnusable &&
+        (!genericOnly || isUnits(*t.spec))) {
+      const KernelEntry &e = *k->entry;
+      const LoadedModule *m = nullptr;
+      Status s = loadModule(api, dc, e.id, e.binary.data(), e.packName,
+                            e.unpackName, m);
+      if (s.ok() && isUnits(*t.spec))
+        s = uploadOnce(tc->specTable, t.specTable);
+      if (s.ok()) {
+        tc->spec = m;
+        continue;
+      }
+      if (!generic)
+        return s;
+      // Keep serving the type with the generic kernels.
+      logVerbose("type " + t.name + ": the specialized kernels cannot be "
+                 "used (" + s.message + "); the generic ones serve it");
+      tc->specUnusable = true;
+    }
+    if (generic) {
+      if (!tc->generic) {
+        std::string prefix =
+            kernelSymbolPrefix(kernelShapeKey(*t.generic));
+        Status s = loadModule(api, dc,
+                              static_cast<uint64_t>(generic - kBuiltinKernels) + 1,
+                              generic->data, prefix + "_pack",
+                              prefix + "_unpack", tc->generic);
+        if (!s.ok())
+          return s;
+      }
+      const bool sameTable = t.generic == t.spec;
+      CUdeviceptr &slot = sameTable ? tc->specTable : tc->genericTable;
+      Status s = uploadOnce(slot, sameTable ? t.specTable : t.genericTable);
+      if (!s.ok())
+        return s;
+      sel = {t.generic.get(), tc->generic, slot, false};
+      return Status::success();
+    }
+    if (!k)
+      return Status::error(DDTC_ERROR_INTERNAL, "no kernel for type " + t.name);
+    if (k->entry->failed())
+      return k->entry->failure;
+    if (tc->specUnusable)
+      return Status::error(DDTC_ERROR_INTERNAL,
+                           "type " + t.name + ": no usable kernel");
+    // Pending and nothing else can serve the call: wait for the compile.
+    std::shared_ptr<KernelEntry> entry = k->entry;
+    lock.unlock();
+    KernelCache::get().wait(entry);
+    lock.lock();
+  }
+}
+
+void copyShape(const std::string &shape, char (&out)[64]) {
+  std::strncpy(out, shape.c_str(), sizeof out - 1);
+  out[sizeof out - 1] = '\0';
+}
+
+} // namespace
+
+Status commitType(ddtc_type_s &t) {
+  if (t.committed.load(std::memory_order_acquire))
+    return Status::success();
+  std::lock_guard<std::mutex> lock(t.m);
+  if (t.committed.load(std::memory_order_relaxed))
+    return Status::success();
+  if (t.type->layout().size == 0) {
+    t.empty = true;
+    t.committed.store(true, std::memory_order_release);
+    return Status::success();
+  }
+  auto spec = std::make_shared<KernelPlan>(planKernel(*t.type));
+  if (isUnits(*spec))
+    t.specTable = encodeUnitTable(*spec);
+  t.spec = std::move(spec);
+  t.commitArch = commitArchitecture();
+  const JitMode mode = config().jit;
+  if (mode == JitMode::Generic && genericKernel(t, t.commitArch)) {
+    t.committed.store(true, std::memory_order_release);
+    return Status::success();
+  }
+  ArchKernels *k = addKernels(t, t.commitArch, mode == JitMode::Sync);
+  if (!k->entry->ready()) {
+    // Calls will need the generic kernel meanwhile (or instead): prepare its
+    // plan now rather than in the first call.
+    const bool generic = genericKernel(t, t.commitArch) != nullptr;
+    if (k->entry->failed()) {
+      if (!generic) {
+        Status failure = k->entry->failure;
+        t.kernels.pop_back(); // a later commit asks again
+        return failure;
+      }
+      logVerbose("type " + t.name + " uses its generic kernel: " +
+                 k->entry->failure.message);
+    }
+  }
+  t.committed.store(true, std::memory_order_release);
+  return Status::success();
+}
+
+Status waitType(ddtc_type_s &t) {
+  if (!t.committed.load(std::memory_order_acquire))
+    return Status::error(DDTC_ERROR_NOT_COMMITTED,
+                         "type " + t.name + " is not committed");
+  std::shared_ptr<KernelEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(t.m);
+    if (t.empty)
+      return Status::success();
+    ArchKernels *k = findKernels(t, t.commitArch);
+    if (!k)
+      k = addKernels(t, t.commitArch, /*wait=*/false);
+    entry = k->entry;
+  }
+  KernelCache::get().wait(entry);
+  return entry->failed() ? entry->failure : Status::success();
+}
+
+Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info) {
+  std::memset(&info, 0, sizeof info);
+  if (!t.committed.load(std::memory_order_acquire))
+    return Status::error(DDTC_ERROR_NOT_COMMITTED,
+                         "type " + t.name + " is not committed");
+  std::lock_guard<std::mutex> lock(t.m);
+  if (t.empty) {
+    info.origin = DDTC_KERNEL_EMPTY;
+    return Status::success();
+  }
+  info.uses_work_units = isUnits(*t.spec);
+  info.width = static_cast<int>(t.spec->width);
+  info.arch = t.commitArch;
+  info.generic_available = genericKernel(t, t.commitArch) != nullptr;
+  copyShape(kernelShapeKey(*t.spec), info.shape);
+  info.origin = DDTC_KERNEL_NONE;
+  if (const ArchKernels *k = findKernels(t, t.commitArch)) {
+    const KernelEntry &e = *k->entry;
+    if (e.failed()) {
+      info.origin = DDTC_KERNEL_FAILED;
+    } else if (e.ready()) {
+      info.origin = k->memoryHit && e.origin != DDTC_KERNEL_BUILTIN
+                        ? DDTC_KERNEL_MEMORY
+                        : e.origin;
+      info.compile_ms = e.origin == DDTC_KERNEL_COMPILED ? e.compileMs : 0;
+      info.disk_load_ms = e.origin == DDTC_KERNEL_DISK ? e.diskLoadMs : 0;
+    }
+  }
+  return Status::success();
+}
+
+Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
+                 int64_t lo, int64_t hi, const void *packed, void *stream,
+                 int maxCtas) {
+  const char *fn = pack ? "ddtc_pack" : "ddtc_unpack";
+  if (!t.committed.load(std::memory_order_acquire))
+    return Status::error(DDTC_ERROR_NOT_COMMITTED,
+                         std::string(fn) + ": type " + t.name +
+                             " is not committed (call ddtc_type_commit)");
+  const LayoutInfo &layout = t.type->layout();
+  int64_t total = 0;
+  if (count < 0 || __builtin_mul_overflow(count, layout.size, &total))
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": count " + std::to_string(count) +
+                             (count < 0 ? " is negative"
+                                        : " instances overflow 64 bits"));
+  if (lo < 0 || lo > hi || hi > total)
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": the range [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) +
+                             ") is not inside the " + std::to_string(total) +
+                             " packed bytes of " + std::to_string(count) +
+                             " instance(s) of type " + t.name);
+  if (maxCtas < 0)
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": max_ctas is negative");
+  if (lo == hi)
+    return Status::success();
+  if (!packed)
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": the packed buffer is null");
+
+  const DriverAPI *api = nullptr;
+  Status s = requireDriver(api);
+  if (!s.ok()) {
+    s.message = std::string(fn) + " needs a GPU: " + s.message;
+    return s;
+  }
+  DeviceContext *dc = nullptr;
+  s = currentContext(*api, packed, dc);
+  if (!s.ok())
+    return s;
+  if (config().checkPointers) {
+    s = checkDevicePointer(*api, packed, "packed");
+    if (s.ok()) {
+      // The first byte instance 0 touches (origin may be null, as
+      // MPI_BOTTOM, with absolute displacements).
+      const void *first = reinterpret_cast<const void *>(
+          reinterpret_cast<uintptr_t>(origin) +
+          static_cast<uintptr_t>(layout.trueLb));
+      s = checkDevicePointer(*api, first, "origin");
+    }
+    if (!s.ok()) {
+      s.message = std::string(fn) + ": " + s.message;
+      return s;
+    }
+  }
+  Selected sel;
+  s = select(t, *api, *dc, sel);
+  if (!s.ok())
+    return s;
+  LaunchConfig cfg = computeLaunch(*sel.plan, count, lo, hi, maxCtas);
+  if (!cfg.error.empty())
+    return Status::error(DDTC_ERROR_INTERNAL,
+                         std::string(fn) + ": " + cfg.error);
+  if (cfg.grid == 0)
+    return Status::success();
+  CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
+  CUdeviceptr p = reinterpret_cast<uintptr_t>(packed);
+  CUdeviceptr u = sel.table;
+  void *args[4] = {&o, &p, cfg.params.data(), &u};
+  CUfunction f = pack ? sel.module->pack : sel.module->unpack;
+  CUresult rc = api->cuLaunchKernel(
+      f, static_cast<unsigned>(cfg.grid), 1, 1,
+      static_cast<unsigned>(cfg.block), 1, 1, 0,
+      static_cast<CUstream>(stream), args, nullptr);
+  if (rc != CUDA_SUCCESS)
+    return Status::error(DDTC_ERROR_CUDA,
+                         std::string(fn) + ": " +
+                             describeError(*api, "cuLaunchKernel", rc));
+  ++(sel.specialized ? stats().specializedLaunches : stats().genericLaunches);
+  return Status::success();
+}
+
+void releaseType(ddtc_type_s &t) {
+  std::lock_guard<std::mutex> lock(t.m);
+  if (t.contexts.empty())
+    return;
+  std::string error;
+  const DriverAPI *api = getDriver(error);
+  if (!api)
+    return;
+  for (TypeOnContext &c : t.contexts) {
+    freeDeviceMemory(*api, *c.dc, c.specTable);
+    freeDeviceMemory(*api, *c.dc, c.genericTable);
+  }
+  t.contexts.clear();
+}
+
+} // namespace ddtc::rt

@@ -1,0 +1,71 @@
+//===- TypeObject.h - What a ddtc_type holds ----------------------*- C++ -*-===//
+//
+// A type's tree, its kernel plans once committed (the specialized plan of the
+// planning passes, and the work-unit plan the generic kernels run), the
+// cache entries of its specialized kernels per architecture, and per CUDA
+// context its loaded kernels and uploaded work-unit tables.
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_RUNTIME_TYPEOBJECT_H
+#define DDTC_RUNTIME_TYPEOBJECT_H
+
+#include "DeviceContext.h"
+#include "KernelCache.h"
+
+#include "ddtc/Core/Datatype.h"
+
+namespace ddtc::rt {
+
+struct ArchKernels {
+  int arch = 0;
+  std::shared_ptr<KernelEntry> entry;
+  bool memoryHit = false; ///< the entry existed when the type asked for it
+};
+
+struct TypeOnContext {
+  DeviceContext *dc = nullptr;
+  cu::CUdeviceptr specTable = 0, genericTable = 0;
+  const LoadedModule *spec = nullptr, *generic = nullptr;
+  const ArchKernels *kernels = nullptr;
+  /// The specialized kernels could not be loaded here: the generic ones
+  /// serve the type (when there are).
+  bool specUnusable = false;
+};
+
+} // namespace ddtc::rt
+
+struct ddtc_type_s {
+  ddtc::TypeRef type;
+  std::string name;
+
+  std::mutex m;
+  std::atomic<bool> committed{false};
+  /// Everything below is set by the commit, under `m`.
+  bool empty = false; ///< no data: no kernel needed
+  int commitArch = 0;
+  std::shared_ptr<const ddtc::KernelPlan> spec;
+  std::vector<int64_t> specTable; ///< when spec is a Units plan
+  /// The generic kernels' plan: spec itself when it is a Units plan; null
+  /// when none could be made (too many units). Made on first need.
+  bool genericTried = false;
+  std::shared_ptr<const ddtc::KernelPlan> generic;
+  std::vector<int64_t> genericTable;
+  std::vector<std::unique_ptr<ddtc::rt::ArchKernels>> kernels;
+  std::vector<ddtc::rt::TypeOnContext> contexts;
+};
+
+namespace ddtc::rt {
+
+Status commitType(ddtc_type_s &t);
+Status waitType(ddtc_type_s &t);
+Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info);
+/// Packs (or unpacks) as ddtc_pack (ddtc_unpack) describes.
+Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
+                 int64_t lo, int64_t hi, const void *packed, void *stream,
+                 int maxCtas);
+/// Frees the type's device memory; the caller deletes it.
+void releaseType(ddtc_type_s &t);
+
+} // namespace ddtc::rt
+
+#endif // DDTC_RUNTIME_TYPEOBJECT_H

@@ -1,0 +1,274 @@
+//===- GenericKernelsTest.cpp - The generic kernels, run on the CPU --------===//
+//
+// Every type can be served by a generic (work-unit) kernel while its
+// specialized kernel compiles. This test builds the work-unit plan of random
+// types (makeUnitsPlan) and runs the generic kernels' very source, compiled
+// into this test through CPUEmulation.h, against the reference pack and
+// unpack: whole and partial ranges, capped grids, aligned and misaligned
+// buffers.
+//===----------------------------------------------------------------------===//
+
+#include "TestHarness.h"
+
+#include "GenericPlan.h"
+
+#include "ddtc/Core/KernelPlan.h"
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Core/Typemap.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Testing/RandomDatatype.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+// The generic kernels, as libddtc's build compiles them with NVRTC.
+#include "ddtc/Target/CUDA/CPUEmulation.h"
+#include "GenericKernelSources.inc"
+
+using namespace ddtc;
+using namespace ddtc::test;
+
+namespace {
+
+constexpr unsigned char kPoison = 0xA5;
+constexpr int64_t kGuard = 64;
+
+template <typename P>
+void runPack(void (*k)(const unsigned char *, unsigned char *, P,
+                       const long long *),
+             const LaunchConfig &cfg, const unsigned char *origin,
+             unsigned char *packed, const long long *units) {
+  P params;
+  std::memcpy(&params, cfg.params.data(), sizeof params);
+  ddtcEmulateLaunch(k, static_cast<unsigned>(cfg.grid),
+                    static_cast<unsigned>(cfg.block), origin, packed, params,
+                    units);
+}
+template <typename P>
+void runUnpack(void (*k)(unsigned char *, const unsigned char *, P,
+                         const long long *),
+               const LaunchConfig &cfg, unsigned char *origin,
+               const unsigned char *packed, const long long *units) {
+  P params;
+  std::memcpy(&params, cfg.params.data(), sizeof params);
+  ddtcEmulateLaunch(k, static_cast<unsigned>(cfg.grid),
+                    static_cast<unsigned>(cfg.block), origin, packed, params,
+                    units);
+}
+
+/// Runs the generic pack (or unpack) kernel of `width`.
+bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
+            unsigned char *origin, unsigned char *packed,
+            const long long *units) {
+#define DDTC_WIDTH_CASE(W)                                                     \
+  case W:                                                                      \
+    if (cfg.params.size() * 8 != sizeof(ddtc_units_w##W##_params))             \
+      return false;                                                            \
+    if (pack)                                                                  \
+      runPack(ddtc_units_w##W##_pack, cfg, origin, packed, units);             \
+    else                                                                       \
+      runUnpack(ddtc_units_w##W##_unpack, cfg, origin, packed, units);         \
+    return true;
+  switch (width) {
+    DDTC_WIDTH_CASE(1)
+    DDTC_WIDTH_CASE(2)
+    DDTC_WIDTH_CASE(4)
+    DDTC_WIDTH_CASE(8)
+    DDTC_WIDTH_CASE(16)
+  }
+#undef DDTC_WIDTH_CASE
+  return false;
+}
+
+/// The reference unpack of packed bytes [lo, hi) only.
+void referenceUnpackRange(const Datatype &type, int64_t count,
+                          const unsigned char *stream, int64_t lo, int64_t hi,
+                          unsigned char *origin) {
+  int64_t at = 0;
+  forEachRun(type, count, [&](const Run &r) {
+    int64_t a = std::max(at, lo), b = std::min(at + r.length, hi);
+    for (int64_t k = a; k < b; ++k)
+      origin[r.offset + (k - at)] = stream[k];
+    at += r.length;
+  });
+}
+
+struct Failure {
+  std::string what;
+};
+
+/// Checks one type; returns an empty string or what went wrong.
+std::string checkType(const Datatype &type, int64_t count,
+                      std::mt19937_64 &rng) {
+  KernelPlan spec = planKernel(type);
+  KernelPlan g;
+  if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
+    return "makeUnitsPlan refused an unbounded plan";
+  const int64_t size = type.layout().size;
+  // The units tile one instance's packed bytes, in order.
+  int64_t at = 0;
+  for (const WorkUnit &u : g.units) {
+    if (u.packed != at || u.length <= 0 || u.length > g.unitBytes)
+      return "units do not tile the packed instance";
+    if (u.wide && (u.src % g.width != 0 || u.length % g.width != 0))
+      return "a wide unit is not aligned to the width";
+    at += u.length;
+  }
+  if (at != size)
+    return "units cover " + std::to_string(at) + " of " +
+           std::to_string(size) + " bytes";
+  if (rt::estimateUnits(spec.layout) < static_cast<int64_t>(g.units.size()))
+    return "estimateUnits is below the real count";
+  if (kernelShapeKey(g) != "units.w" + std::to_string(g.width))
+    return "unexpected shape " + kernelShapeKey(g);
+
+  const int64_t total = size * count;
+  int64_t spanLo = 0, spanHi = 0;
+  std::string error;
+  if (!touchedSpan(type, count, spanLo, spanHi, error))
+    return error;
+  const int64_t span = spanHi - spanLo;
+  std::vector<unsigned char> source(span + 2 * kGuard + 32);
+  for (unsigned char &c : source)
+    c = static_cast<unsigned char>(rng());
+  std::vector<long long> table;
+  for (int64_t v : encodeUnitTable(g))
+    table.push_back(v);
+
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{0, total}};
+  for (int i = 0; i < 2; ++i) {
+    int64_t a = static_cast<int64_t>(rng() % (total + 1));
+    int64_t b = static_cast<int64_t>(rng() % (total + 1));
+    ranges.push_back({std::min(a, b), std::max(a, b)});
+  }
+  const int64_t caps[] = {0, 1 + static_cast<int64_t>(rng() % 3)};
+  for (int misalign = 0; misalign < 2; ++misalign) {
+    // The origin: aligned to 16 (as cudaMalloc), or shifted by one byte.
+    uintptr_t base = reinterpret_cast<uintptr_t>(source.data()) + kGuard;
+    base = (base + 15) & ~uintptr_t(15);
+    unsigned char *origin = reinterpret_cast<unsigned char *>(
+        base + misalign - static_cast<uintptr_t>(spanLo));
+    std::vector<unsigned char> ref(total);
+    referencePack(type, count, origin, ref.data());
+    for (auto [lo, hi] : ranges) {
+      for (int64_t cap : caps) {
+        LaunchConfig cfg = computeLaunch(g, count, lo, hi, cap);
+        if (!cfg.error.empty())
+          return "computeLaunch: " + cfg.error;
+        std::string where = " (range [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "), cap " +
+                            std::to_string(cap) + ", misaligned " +
+                            std::to_string(misalign) + ", width " +
+                            std::to_string(g.width) + ")";
+        // Pack into a poisoned buffer with guards.
+        std::vector<unsigned char> out(hi - lo + 2 * kGuard + 32, kPoison);
+        uintptr_t p = reinterpret_cast<uintptr_t>(out.data()) + kGuard;
+        p = (p + 15) & ~uintptr_t(15);
+        unsigned char *packed = reinterpret_cast<unsigned char *>(p + misalign);
+        if (cfg.grid > 0 &&
+            !launch(true, g.width, cfg, origin, packed, table.data()))
+          return "no generic kernel of width " + std::to_string(g.width);
+        for (int64_t k = lo; k < hi; ++k)
+          if (packed[k - lo] != ref[k])
+            return "pack differs at packed byte " + std::to_string(k) + where;
+        for (unsigned char *q = out.data(); q < packed; ++q)
+          if (*q != kPoison)
+            return "pack wrote before the buffer" + where;
+        for (unsigned char *q = packed + (hi - lo); q < out.data() + out.size(); ++q)
+          if (*q != kPoison)
+            return "pack wrote after the buffer" + where;
+        // Unpack the same bytes into a poisoned origin buffer.
+        std::vector<unsigned char> dst(source.size(), kPoison),
+            expect(source.size(), kPoison);
+        unsigned char *dstOrigin = dst.data() + (origin - source.data());
+        unsigned char *expectOrigin = expect.data() + (origin - source.data());
+        referenceUnpackRange(type, count, ref.data(), lo, hi, expectOrigin);
+        if (cfg.grid > 0)
+          launch(false, g.width, cfg, dstOrigin, packed, table.data());
+        if (dst != expect) {
+          size_t k = 0;
+          while (dst[k] == expect[k])
+            ++k;
+          return "unpack differs at origin byte " +
+                 std::to_string(static_cast<int64_t>(k) -
+                                (origin - source.data())) +
+                 where;
+        }
+      }
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+DDTC_TEST("generic-kernels", genericKernels) {
+  int64_t n = 150;
+  if (const char *e = std::getenv("DDTC_TEST_RANDOM_TYPES"))
+    n = std::atoll(e);
+  RandomDatatypeOptions opts;
+  opts.maxDepth = 4;
+  opts.maxSpan = 1 << 15;
+  opts.maxPackedSize = 1 << 14;
+  opts.maxPieces = 600;
+  const char *fixed[] = {
+      "vector(3, 2, 5, double)",
+      "indexed([1, 2, 3], [0, 5, 11], double)",
+      "subarray([16, 16, 16], [3, 9, 10], [1, 2, 3], C, float)",
+      "struct([1, 2, 1], [0, 8, 16], [double, int, char])",
+      "resized(-8, 40, struct([3, 1], [1, 20], [char, double]))",
+      "hvector(5, 3, -40, contiguous(7, char))",
+      "contiguous(1000, short)",
+      "indexed_block(33, [0, 40, 200], long double)",
+  };
+  int failures = 0, cases = 0;
+  auto report = [&](const Datatype &t, int64_t count, const std::string &why) {
+    ++cases;
+    if (why.empty())
+      return;
+    ++failures;
+    std::fprintf(stderr, "FAIL %s x %lld: %s\n", printSpecExpr(t).c_str(),
+                 (long long)count, why.c_str());
+  };
+  std::mt19937_64 rng(1234);
+  for (const char *f : fixed) {
+    SpecFile spec;
+    std::string error;
+    if (!parseSpec(std::string("t = ") + f + "\n", "fixed", spec, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kFail;
+    }
+    const Datatype &t = *spec.bindings.back().type;
+    if (t.layout().size > 0)
+      for (int64_t count : {1, 3})
+        report(t, count, checkType(t, count, rng));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::mt19937_64 caseRng(randomCaseSeed(20261121, static_cast<uint64_t>(i)));
+    RandomDatatypeCase c = generateRandomDatatype(caseRng, opts);
+    if (c.type->layout().size == 0)
+      continue;
+    report(*c.type, c.count, checkType(*c.type, c.count, caseRng));
+  }
+  std::printf("%d type/count cases, %d failed\n", cases, failures);
+  return failures ? kFail : kPass;
+}
+
+DDTC_TEST("generic-plan-limit", genericPlanLimit) {
+  SpecFile spec;
+  std::string error;
+  CHECK(parseSpec("t = vector(100000, 1, 2, double)\n", "t", spec, error));
+  KernelPlan p = planKernel(*spec.bindings.back().type);
+  KernelPlan g;
+  CHECK(!rt::makeUnitsPlan(p.layout, 1000, g));
+  CHECK(g.units.empty());
+  CHECK(rt::makeUnitsPlan(p.layout, 1 << 20, g));
+  CHECK(g.units.size() == 100000);
+  CHECK(rt::kernelSymbolPrefix("strided.w8.bytes.d2-1") ==
+        "ddtc_strided_w8_bytes_d2_1");
+  return kPass;
+}
