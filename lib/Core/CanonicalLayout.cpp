@@ -272,10 +272,17 @@ bool simplifyLayout(CanonicalLayout &layout) {
     changed |= anchorRuns(seg);
     // Two point segments in a row are one table.
     if (!out.empty() && out.back().dims.empty() && seg.dims.empty()) {
+      // Appended run by run (merging at the seam only): a table built from
+      // many blocks stays linear to build.
       Segment &prev = out.back();
-      for (const Run &r : seg.runs)
-        prev.runs.push_back({seg.offset + r.offset - prev.offset, r.length});
-      mergeRuns(prev.runs);
+      for (const Run &r : seg.runs) {
+        Run shifted{seg.offset + r.offset - prev.offset, r.length};
+        Run &last = prev.runs.back();
+        if (last.offset + last.length == shifted.offset)
+          last.length += shifted.length;
+        else
+          prev.runs.push_back(shifted);
+      }
       changed = true;
       continue;
     }
