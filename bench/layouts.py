@@ -45,7 +45,14 @@ def cube():
         "interior": ([n - 2, n - 2, n - 2], [1, 1, 1]),
     }
     for name, (sub, start) in faces.items():
-        out.append({
+        extra = {}
+        if name[0] in "xy":
+            # x and y faces are rows of 510 doubles: one cudaMemcpy2D.
+            off = ((start[0] * n + start[1]) * n + start[2]) * 8
+            pitch = n * 8 if name[0] == "x" else n * n * 8
+            extra["memcpy2d"] = {"width": sub[2] * 8, "height": 510,
+                                 "pitch": pitch, "offset": off}
+        out.append({**extra, 
             "name": f"cube512-{name}", "group": "cube",
             "spec": f"t = subarray([{n}, {n}, {n}], {sub}, {start}, C, double)",
             "offset": 0, "count": 1,

@@ -18,6 +18,8 @@
 #      hit, and a fresh process loading from the disk cache);
 #   5. the torch baseline on the same layouts;
 #   6. the summary table (summary.txt), merged JSON and plots.
+# DDTC_GPU_STEPS=tests or =bench runs only the tests (1-3) or the benchmark
+# (4-6); the default runs all.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +49,8 @@ step() {
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
 
+steps=${DDTC_GPU_STEPS:-all}
+if [ "$steps" != bench ]; then
 step gpu-test "$build/bin/ddtc-gpu-tests" --types 300 --mode all
 if command -v compute-sanitizer >/dev/null; then
   # The test checks on purpose that pageable memory is refused; that one
@@ -61,6 +65,9 @@ fi
 for ex in "$build"/bin/ddtc-example-*; do
   [ -x "$ex" ] && step "$(basename "$ex")" "$ex"
 done
+fi
+
+if [ "$steps" != tests ]; then
 
 python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
 step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --out "$out/ddtc.json"
@@ -69,6 +76,7 @@ step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-chil
 (cd "$root/bench" && step torch python3 torch_baseline.py --out "$out/torch.json")
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
 cat "$out/summary.txt" 2>/dev/null
+fi
 rm -rf "$DDTC_CACHE_DIR"
 echo "results in $out"
 exit $status
