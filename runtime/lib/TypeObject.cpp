@@ -14,7 +14,10 @@
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
+#include "ddtc/Core/SpecParser.h"
+
 #include <cstring>
+#include <unordered_map>
 
 namespace ddtc::rt {
 
@@ -169,6 +172,37 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   }
 }
 
+/// A type's specialized plan and unit table, shared by every handle of the
+/// same constructor tree in this process: a new handle of a type seen before
+/// skips the planning passes (the in-process cache hit).
+struct PlannedType {
+  std::shared_ptr<const KernelPlan> plan;
+  std::vector<int64_t> table;
+};
+
+PlannedType planOnce(const Datatype &type) {
+  static std::mutex m;
+  static std::unordered_map<std::string, PlannedType> memo;
+  // The spec expression identifies the tree exactly (it parses back to an
+  // equal tree), so equal keys mean equal layouts.
+  std::string key = printSpecExpr(type);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+  }
+  PlannedType planned;
+  auto plan = std::make_shared<KernelPlan>(planKernel(type));
+  if (isUnits(*plan))
+    planned.table = encodeUnitTable(*plan);
+  planned.plan = std::move(plan);
+  std::lock_guard<std::mutex> lock(m);
+  if (memo.size() >= 4096) // bounded: a process with endless types re-plans
+    memo.clear();
+  memo.emplace(std::move(key), planned);
+  return planned;
+}
+
 void copyShape(const std::string &shape, char (&out)[64]) {
   std::strncpy(out, shape.c_str(), sizeof out - 1);
   out[sizeof out - 1] = '\0';
@@ -187,10 +221,9 @@ Status commitType(ddtc_type_s &t) {
     t.committed.store(true, std::memory_order_release);
     return Status::success();
   }
-  auto spec = std::make_shared<KernelPlan>(planKernel(*t.type));
-  if (isUnits(*spec))
-    t.specTable = encodeUnitTable(*spec);
-  t.spec = std::move(spec);
+  PlannedType planned = planOnce(*t.type);
+  t.spec = std::move(planned.plan);
+  t.specTable = std::move(planned.table);
   t.commitArch = commitArchitecture();
   const JitMode mode = config().jit;
   if (mode == JitMode::Generic && genericKernel(t, t.commitArch)) {
