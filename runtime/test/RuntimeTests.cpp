@@ -254,7 +254,7 @@ DDTC_TEST("commit-compiles", commitCompiles) {
               "%.1f ms\n",
               commitMs, info.compile_ms, readyMs);
   CHECK(info.origin == DDTC_KERNEL_COMPILED);
-  CHECK(std::strcmp(info.shape, "strided.w8.d1") == 0);
+  CHECK(std::strcmp(info.shape, "strided.w8.wide.d1") == 0);
   CHECK(info.uses_work_units == 0 && info.width == 8);
   CHECK(info.compile_ms > 0);
   const char *arch = std::getenv("DDTC_DEFAULT_ARCH");
@@ -275,7 +275,7 @@ DDTC_TEST("commit-compiles", commitCompiles) {
   // The entry's header describes it.
   std::string data = readFile(files[0]);
   CHECK(data.compare(0, 8, "DDTCKRN1") == 0);
-  CHECK(data.find("shape strided.w8.d1") != std::string::npos);
+  CHECK(data.find("shape strided.w8.wide.d1") != std::string::npos);
   CHECK(data.find("--gpu-architecture=sm_") != std::string::npos);
   // Committing again does nothing.
   CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
@@ -327,7 +327,7 @@ DDTC_TEST("memory-cache", memoryCache) {
   CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
   double commitUs = (nowMs() - t0) * 1000;
   ddtc_kernel_info info = infoOf(t);
-  CHECK(std::strcmp(info.shape, "strided.w8.d1") == 0);
+  CHECK(std::strcmp(info.shape, "strided.w8.wide.d1") == 0);
   CHECK(info.origin == DDTC_KERNEL_MEMORY);
   ddtc_stats after = statsNow();
   CHECK(after.nvrtc_compiles == before.nvrtc_compiles);

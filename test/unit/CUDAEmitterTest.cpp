@@ -127,13 +127,49 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
   }
 }
 
-TEST(CUDAEmitter, WideAccessTypes) {
-  EXPECT_NE(emitCUDA(plan("vector(10, 2, 4, double)"), "k").source.find("uint4"),
-            std::string::npos);
-  EXPECT_NE(emitCUDA(plan("vector(10, 1, 3, double)"), "k").source.find("uint2"),
-            std::string::npos);
-  std::string narrow = emitCUDA(plan("hvector(10, 3, 7, char)"), "k").source;
-  EXPECT_EQ(narrow.find("uint4"), std::string::npos);
+TEST(CUDAEmitter, StridedVariants) {
+  struct Case {
+    const char *type;
+    StridedVariant pack, unpack;
+    const char *packStore; // a line of the pack kernel's copy
+  };
+  const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather;
+  const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
+  const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
+  const char *wide4 =
+      "*(unsigned int *)(packed + (q - p.lo)) = *(const unsigned int *)";
+  const char *gather = "*(ulonglong2 *)(packed + (cq - p.lo)) = r";
+  for (const Case &c : std::vector<Case>{
+           // Width 16: wide both ways.
+           {"vector(10, 2, 4, double)", W, W, wide16},
+           // Runs of one or two accesses: wide both ways.
+           {"vector(10, 1, 3, double)", W, W, wide8},
+           {"vector(10, 1, 3, float)", W, W, wide4},
+           // Narrow width, medium runs: gather pack, wide unpack.
+           {"hvector(10, 8, 36, float)", G, W, gather},
+           // Narrow width, long runs: gather both ways.
+           {"vector(10, 40, 41, double)", G, G, gather},
+           // Byte path or width 1: gather both ways.
+           {"hvector(10, 3, 7, char)", G, G, gather},
+       }) {
+    KernelPlan p = plan(c.type);
+    ASSERT_EQ(p.family, KernelFamily::Strided) << c.type;
+    EXPECT_EQ(stridedVariant(p, true), c.pack) << c.type;
+    EXPECT_EQ(stridedVariant(p, false), c.unpack) << c.type;
+    EmittedKernels k = emitCUDA(p, "k");
+    EXPECT_NE(k.source.find(c.packStore), std::string::npos) << c.type;
+    // The launch counts the pack kernel's chunks.
+    LaunchConfig cfg = computeLaunch(p, 2, 0, 2 * p.layout.size, 0);
+    const int64_t bytes = c.pack == W ? p.width : 16;
+    EXPECT_EQ(stridedLaunchChunkBytes(p), bytes) << c.type;
+    const int64_t chunks = (2 * p.layout.size + bytes - 1) / bytes +
+                           (c.pack == G ? 1 : 0);
+    std::vector<ParamMember> members = describeParams(p);
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i].name == "chunk_end")
+        EXPECT_EQ(cfg.params[i], chunks) << c.type;
+    EXPECT_EQ(cfg.grid, (chunks + cfg.block - 1) / cfg.block) << c.type;
+  }
 }
 
 TEST(ComputeLaunch, StridedRanges) {
@@ -142,6 +178,8 @@ TEST(ComputeLaunch, StridedRanges) {
   LaunchConfig all = computeLaunch(p, 3, 0, 4800, 0);
   EXPECT_TRUE(all.error.empty());
   EXPECT_EQ(all.block, p.threadsPerBlock);
+  // Width 16, wide pack: one thread per 16-byte chunk.
+  ASSERT_EQ(stridedVariant(p, true), StridedVariant::Wide);
   EXPECT_EQ(all.grid, (4800 / 16 + all.block - 1) / all.block);
   EXPECT_EQ(all.params[0], 0);
   EXPECT_EQ(all.params[1], 4800);

@@ -396,6 +396,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "struct([1, 1], [0, 4096], [vector(16, 2, 8, double), "
       "hvector(5, 3, 40, int)])",
       "hvector(6, 4, 8, int)",
+      "hvector(64, 8, 36, float)", // gather pack, wide unpack
       "double",
       "contiguous(1000, char)",
       "contiguous(0, int)",

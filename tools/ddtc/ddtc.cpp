@@ -302,8 +302,16 @@ void emitExplain(const NamedType &nt, const KernelPlan &plan,
        << "  work units: " << plan.units.size() << " per instance ("
        << wide << " wide), at most " << plan.unitBytes << " bytes each\n";
   } else {
-    os << "  threads: one per " << plan.width << "-byte chunk of the packed "
-       << "stream, " << plan.threadsPerBlock << " per block\n"
+    auto variant = [&](bool pack) {
+      return stridedVariant(plan, pack) == StridedVariant::Wide
+                 ? "wide (one width-byte access per chunk)"
+                 : "gather (16-byte chunks aligned in the packed buffer)";
+    };
+    os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
+       << "\n"
+       << "  threads: one per " << stridedLaunchChunkBytes(plan)
+       << "-byte chunk of the packed stream, " << plan.threadsPerBlock
+       << " per block\n"
        << "  byte path: "
        << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
                                 "unaligned)"

@@ -97,8 +97,13 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("num_items", v.numItems, "items from first_item on");
     return;
   }
-  fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
-  fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
+  if (stridedLaunchExtraChunk(plan)) {
+    fn("chunk_begin", v.chunkBegin, "first chunk: lo / 16");
+    fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / 16) + 1");
+  } else {
+    fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
+    fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
+  }
   const std::vector<Segment> &segs = l.segments;
   int64_t end = 0;
   for (size_t s = 0; s < segs.size(); ++s) {
@@ -151,6 +156,112 @@ __device__ __forceinline__ long long ddtc_min(long long a, long long b) {
 __device__ __forceinline__ long long ddtc_max(long long a, long long b) {
   return a > b ? a : b;
 }
+// 16-byte values are ulonglong2, little-endian: byte k of x:y is byte k of x
+// for k < 8, byte k - 8 of y otherwise.
+// Bytes [k, k + 16) of the 32 bytes x:y, 0 <= k < 16.
+__device__ __forceinline__ ulonglong2 ddtc_shr(ulonglong2 x, ulonglong2 y,
+                                               unsigned k) {
+  unsigned long long w0 = x.x, w1 = x.y, w2 = y.x;
+  if (k >= 8) {
+    w0 = x.y;
+    w1 = y.x;
+    w2 = y.y;
+  }
+  // (w << 1) << (63 - s) is w << (64 - s), and 0 for s == 0.
+  const unsigned s = 8 * (k & 7);
+  ulonglong2 r;
+  r.x = (w0 >> s) | ((w1 << 1) << (63 - s));
+  r.y = (w1 >> s) | ((w2 << 1) << (63 - s));
+  return r;
+}
+// x moved up by f bytes (0 <= f < 16), zeros below.
+__device__ __forceinline__ ulonglong2 ddtc_shl(ulonglong2 x, unsigned f) {
+  const unsigned s = 8 * (f & 7);
+  ulonglong2 r;
+  if (f >= 8) {
+    r.x = 0;
+    r.y = x.x << s;
+  } else {
+    r.x = x.x << s;
+    r.y = (x.y << s) | ((x.x >> 1) >> (63 - s));
+  }
+  return r;
+}
+// 16 bytes at any address s, all of them readable, with aligned 16-byte
+// loads: one when s is aligned, else the two aligned vectors that hold
+// [s, s + 16), joined by funnel shifts. An aligned vector holding a byte of
+// an allocation lies in it (allocations are aligned to 256 bytes).
+__device__ __forceinline__ ulonglong2 ddtc_load16(const unsigned char *s) {
+  const unsigned long long a = (unsigned long long)s;
+  const unsigned m = (unsigned)a & 15;
+  const ulonglong2 *v = (const ulonglong2 *)(s - m);
+  if (m == 0)
+    return v[0];
+  return ddtc_shr(v[0], v[1], m);
+}
+// OR the n bytes at s (1 <= n, f + n <= 16) into bytes [f, f + n) of r,
+// whose bytes there are zero. It reads only the aligned vectors holding
+// [s, s + n).
+__device__ __forceinline__ void ddtc_gather(ulonglong2 &r, unsigned f,
+                                            const unsigned char *s,
+                                            unsigned n) {
+  const unsigned long long a = (unsigned long long)s;
+  const unsigned m = (unsigned)a & 15;
+  const ulonglong2 *v = (const ulonglong2 *)(s - m);
+  ulonglong2 y;
+  y.x = 0;
+  y.y = 0;
+  if (m + n > 16)
+    y = v[1];
+  ulonglong2 t = ddtc_shr(v[0], y, m);
+  if (n < 8) {
+    t.x &= (1ull << (8 * n)) - 1;
+    t.y = 0;
+  } else if (n < 16) {
+    t.y &= (1ull << (8 * (n - 8))) - 1;
+  }
+  t = ddtc_shl(t, f);
+  r.x |= t.x;
+  r.y |= t.y;
+}
+// Store bytes [f, f + n) of r (f + n <= 16) at d with the widest accesses
+// that d's alignment allows; no other byte is written.
+__device__ __forceinline__ void ddtc_scatter(unsigned char *d,
+                                             ulonglong2 r, unsigned f,
+                                             unsigned n) {
+  ulonglong2 z;
+  z.x = 0;
+  z.y = 0;
+  ulonglong2 t = ddtc_shr(r, z, f);
+  // Pointers, not integers, so that NVRTC keeps the global state space.
+  const unsigned long long a0 = (unsigned long long)d;
+  unsigned a = (unsigned)a0;
+  if (n == 16 && (a & 15) == 0) {
+    *(ulonglong2 *)d = t;
+    return;
+  }
+  #pragma unroll 1
+  while (n > 0) {
+    unsigned w;
+    if (n >= 8 && (a & 7) == 0) {
+      *(unsigned long long *)d = t.x;
+      w = 8;
+    } else if (n >= 4 && (a & 3) == 0) {
+      *(unsigned int *)d = (unsigned int)t.x;
+      w = 4;
+    } else if (n >= 2 && (a & 1) == 0) {
+      *(unsigned short *)d = (unsigned short)t.x;
+      w = 2;
+    } else {
+      *d = (unsigned char)t.x;
+      w = 1;
+    }
+    t = ddtc_shr(t, z, w);
+    a += w;
+    d += w;
+    n -= w;
+  }
+}
 #endif // DDTC_KERNEL_HELPERS
 )";
 
@@ -165,6 +276,7 @@ private:
   void emitParams();
   void emitLocate();
   void emitStridedKernel(bool pack);
+  void emitWideKernel(bool pack);
   void emitUnitsKernel(bool pack);
   /// The kernel's signature up to the opening brace.
   void emitSignature(bool pack);
@@ -172,8 +284,6 @@ private:
   /// the packed byte at `k`, in the direction of the kernel.
   std::string copy(bool pack, const std::string &type, const std::string &o,
                    const std::string &k) const;
-  /// The check that origin and packed byte 0 are aligned to the width.
-  std::string alignedCheck() const;
 
   const KernelPlan &plan_;
   std::string p_;
@@ -195,14 +305,6 @@ std::string Emitter::copy(bool pack, const std::string &type,
          ")";
 }
 
-std::string Emitter::alignedCheck() const {
-  return "(((unsigned long long)origin |\n"
-         "                         ((unsigned long long)packed - "
-         "(unsigned long long)p.lo)) &\n"
-         "                        " +
-         std::to_string(w_ - 1) + ") == 0";
-}
-
 void Emitter::emitParams() {
   os_ << "struct " << p_ << "_params {\n";
   forEachParam(plan_, CallValues(),
@@ -217,13 +319,21 @@ void Emitter::emitParams() {
 
 void Emitter::emitLocate() {
   const std::vector<Segment> &segs = plan_.layout.segments;
-  os_ << "// The origin offset of packed byte q (0 <= q < count * size), and in\n"
-         "// `left` the bytes of its run from q on.\n"
+  os_ << "// The origin offset of packed byte q (0 <= q < count * size); in\n"
+         "// `left` the bytes of its run from q on, in `span` the packed bytes "
+         "from q\n"
+         "// to the end of its row (the runs of the innermost dimension), in "
+         "`len`\n"
+         "// and `st` the run length and the innermost stride: the next run "
+         "of the\n"
+         "// row starts st bytes after the start of this one.\n"
       << "__device__ __forceinline__ long long " << p_ << "_locate(const " << p_
       << "_params &p, long long q,\n"
-      << "    long long &left) {\n";
+      << "    long long &left, long long &span, long long &len, long long "
+         "&st) {\n";
   if (segs.empty()) {
-    os_ << "  (void)p;\n  left = 1;\n  return q - q;\n}\n\n";
+    os_ << "  (void)p;\n  left = span = len = 1;\n  st = 0;\n"
+           "  return q - q;\n}\n\n";
     return;
   }
   os_ << "  const long long inst = ddtc_div(q, p.size_mul, p.size_shift);\n"
@@ -233,6 +343,10 @@ void Emitter::emitLocate() {
     const Segment &seg = segs[s];
     const size_t nd = seg.dims.size();
     std::string ind = segs.size() == 1 ? "  " : "    ";
+    // The packed bytes of the segment.
+    std::string end = s + 1 < segs.size() ? "p." + segName(s, "end") : "p.size";
+    std::string bytes =
+        s == 0 ? end : "(" + end + " - p." + segName(s - 1, "end") + ")";
     if (segs.size() > 1) {
       if (s == 0)
         os_ << "  if (r < p." << segName(0, "end") << ") {\n";
@@ -246,8 +360,10 @@ void Emitter::emitLocate() {
     os_ << ind << "// segment " << s << ": " << nd
         << "-d strided nest of runs\n";
     std::string len = "p." + segName(s, "len");
+    os_ << ind << "len = " << len << ";\n";
     if (nd == 0) {
-      os_ << ind << "left = " << len << " - r;\n"
+      os_ << ind << "left = span = " << len << " - r;\n"
+          << ind << "st = 0;\n"
           << ind << "off += p." << segName(s, "base") << " + r;\n";
       continue;
     }
@@ -255,13 +371,19 @@ void Emitter::emitLocate() {
         << "_shift);\n"
         << ind << "const long long b = r - pt * " << len << ";\n"
         << ind << "left = " << len << " - b;\n"
+        << ind << "st = p." << dimName(s, "st", nd - 1) << ";\n"
         << ind << "off += p." << segName(s, "base") << " + b;\n";
+    if (nd == 1)
+      os_ << ind << "span = " << bytes << " - r;\n";
     for (size_t d = nd - 1; d >= 1; --d) {
       std::string n = "p." + dimName(s, "n", d);
       os_ << ind << "{\n"
           << ind << "  const long long t = ddtc_div(pt, " << n << "_mul, " << n
-          << "_shift);\n"
-          << ind << "  off += (pt - t * " << n << ") * p." << dimName(s, "st", d)
+          << "_shift);\n";
+      if (d == nd - 1)
+        os_ << ind << "  span = (" << n << " - (pt - t * " << n << ")) * "
+            << len << " - b;\n";
+      os_ << ind << "  off += (pt - t * " << n << ") * p." << dimName(s, "st", d)
           << ";\n"
           << ind << "  pt = t;\n"
           << ind << "}\n";
@@ -286,33 +408,50 @@ void Emitter::emitSignature(bool pack) {
   os_ << ") {\n";
 }
 
-void Emitter::emitStridedKernel(bool pack) {
+void Emitter::emitWideKernel(bool pack) {
   const std::string W = std::to_string(w_);
   const char *T = accessType(w_);
   emitSignature(pack);
-  os_ << "  const long long step = (long long)gridDim.x * blockDim.x;\n"
-      << "  const long long first =\n"
-         "      p.chunk_begin + (long long)blockIdx.x * blockDim.x + "
-         "threadIdx.x;\n";
+  os_ << "  const long long step = (long long)gridDim.x * blockDim.x;\n";
+  if (stridedVariant(plan_, true) == StridedVariant::Wide) {
+    os_ << "  const long long first =\n"
+           "      p.chunk_begin + (long long)blockIdx.x * blockDim.x + "
+           "threadIdx.x;\n"
+        << "  const long long chunk_end = p.chunk_end;\n";
+  } else {
+    // The launch counts the pack kernel's 16-byte chunks; this one walks
+    // its own width-byte chunks over the same grid.
+    os_ << "  // The launch counts 16-byte chunks; this kernel takes " << W
+        << "-byte ones.\n"
+        << "  const long long first =\n"
+           "      p.lo / " << W << " + (long long)blockIdx.x * blockDim.x + "
+           "threadIdx.x;\n"
+        << "  const long long chunk_end = p.hi / " << W << " + (p.hi % " << W
+        << " != 0);\n";
+  }
+  os_ << "  long long left, span, len, st;\n";
   if (w_ == 1) {
-    os_ << "  for (long long q = first; q < p.chunk_end; q += step) {\n"
-        << "    long long left;\n"
-        << "    const long long o = " << p_ << "_locate(p, q, left);\n"
+    os_ << "  for (long long q = first; q < chunk_end; q += step) {\n"
+        << "    const long long o = " << p_
+        << "_locate(p, q, left, span, len, st);\n"
         << "    " << copy(pack, T, "o", "q") << ";\n"
         << "  }\n}\n\n";
     return;
   }
   os_ << "  // Wide accesses need origin and packed byte 0 aligned to " << W
       << ".\n"
-      << "  const bool aligned = " << alignedCheck() << ";\n"
-      << "  for (long long c = first; c < p.chunk_end; c += step) {\n"
+      << "  const bool aligned = (((unsigned long long)origin |\n"
+         "                         ((unsigned long long)packed - "
+         "(unsigned long long)p.lo)) &\n"
+         "                        "
+      << (w_ - 1) << ") == 0;\n"
+      << "  for (long long c = first; c < chunk_end; c += step) {\n"
       << "    // Chunk c is packed bytes [q, q + " << W
       << "), clipped to [lo, hi).\n"
       << "    const long long q = c * " << W << ";\n"
       << "    long long a = ddtc_max(q, p.lo);\n"
       << "    const long long b = ddtc_min(q + " << W << ", p.hi);\n"
-      << "    long long left;\n"
-      << "    long long o = " << p_ << "_locate(p, a, left);\n";
+      << "    long long o = " << p_ << "_locate(p, a, left, span, len, st);\n";
   if (plan_.needsBytePath)
     os_ << "    if (aligned && a == q && b == q + " << W << " && left >= " << W
         << " && (o & " << (w_ - 1) << ") == 0) {\n";
@@ -336,21 +475,122 @@ void Emitter::emitStridedKernel(bool pack) {
       << "      a += n;\n"
       << "      if (a >= b)\n"
       << "        break;\n"
-      << "      o = " << p_ << "_locate(p, a, left);\n"
+      << "      o = " << p_ << "_locate(p, a, left, span, len, st);\n"
       << "    }\n"
       << "  }\n}\n\n";
 }
 
+void Emitter::emitStridedKernel(bool pack) {
+  if (stridedVariant(plan_, pack) == StridedVariant::Wide) {
+    emitWideKernel(pack);
+    return;
+  }
+  const std::string G = std::to_string(kStridedGroupBytes);
+  emitSignature(pack);
+  os_ << "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+      << "  const long long first =\n"
+         "      p.chunk_begin + (long long)blockIdx.x * blockDim.x + "
+         "threadIdx.x;\n"
+      << "  // 16-byte chunks are aligned in the packed buffer: a chunk starts "
+         "at each\n"
+      << "  // packed byte k with (k + pa) % 16 == 0.\n"
+      << "  const long long pa =\n"
+         "      (long long)(((unsigned long long)packed - (unsigned long "
+         "long)p.lo) & 15);\n"
+      << "  for (long long g = first; g < p.chunk_end; g += step) {\n"
+      << "    // Group g: the " << kStridedGroupBytes / 16
+      << " chunks of packed bytes [q0, q0 + " << G
+      << "), clipped to [lo, hi);\n"
+      << "    // located once, then walked run by run.\n"
+      << "    const long long q0 = g * " << G << " - pa;\n"
+      << "    long long a = ddtc_max(q0, p.lo);\n"
+      << "    const long long e = ddtc_min(q0 + " << G << ", p.hi);\n"
+      << "    if (a >= e)\n"
+      << "      continue;\n"
+      << "    long long left, span, len, st;\n"
+      << "    long long o = " << p_ << "_locate(p, a, left, span, len, st);\n"
+      << "    #pragma unroll\n"
+      << "    for (int j = 0; j < " << kStridedGroupBytes / 16 << "; ++j) {\n"
+      << "      const long long cq = q0 + 16 * j;\n"
+      << "      const long long b = ddtc_min(cq + 16, e);\n"
+      << "      if (a >= b)\n"
+      << "        continue; // wholly before lo, or after hi\n"
+      << "      // Bytes [f0, b - cq) of the chunk are in [lo, hi); a is byte "
+         "f0.\n"
+      << "      const unsigned f0 = (unsigned)(a - cq);\n"
+      << "      unsigned f = f0;\n"
+      << "      ulonglong2 r;\n"
+      << "      r.x = 0;\n"
+      << "      r.y = 0;\n";
+  if (!pack)
+    os_ << "      if (f0 == 0 && b == cq + 16) {\n"
+        << "        r = *(const ulonglong2 *)(packed + (cq - p.lo));\n"
+        << "      } else {\n"
+        << "        #pragma unroll 1\n"
+        << "        for (long long k = a; k < b; ++k) {\n"
+        << "          const unsigned long long v = packed[k - p.lo];\n"
+        << "          const unsigned i = (unsigned)(k - cq);\n"
+        << "          if (i < 8)\n"
+        << "            r.x |= v << (8 * i);\n"
+        << "          else\n"
+        << "            r.y |= v << (8 * (i - 8));\n"
+        << "        }\n"
+        << "      }\n";
+  os_ << "      #pragma unroll 1\n"
+      << "      for (;;) {\n"
+      << "        if (left == 0) {\n"
+      << "          // The run is done: the next one of the row, or locate.\n"
+      << "          if (span > 0) {\n"
+      << "            o += st - len;\n"
+      << "            left = len;\n"
+      << "          } else {\n"
+      << "            o = " << p_ << "_locate(p, a, left, span, len, st);\n"
+      << "          }\n"
+      << "        }\n"
+      << "        const long long n = ddtc_min(left, b - a);\n";
+  // A whole chunk inside one run: one (pack) or up to three (unpack,
+  // misaligned origin) accesses, no byte assembly.
+  if (pack)
+    os_ << "        if (n == 16) {\n"
+        << "          r = ddtc_load16(origin + o);\n"
+        << "        } else {\n"
+        << "          ddtc_gather(r, f, origin + o, (unsigned)n);\n"
+        << "        }\n";
+  else
+    os_ << "        if (n == 16 && ((unsigned long long)(origin + o) & 15) == 0) "
+           "{\n"
+        << "          *(ulonglong2 *)(origin + o) = r;\n"
+        << "        } else {\n"
+        << "          ddtc_scatter(origin + o, r, f, (unsigned)n);\n"
+        << "        }\n";
+  os_ << "        f += (unsigned)n;\n"
+      << "        a += n;\n"
+      << "        o += n;\n"
+      << "        left -= n;\n"
+      << "        span -= n;\n"
+      << "        if (a >= b)\n"
+      << "          break;\n"
+      << "      }\n";
+  if (pack)
+    os_ << "      if (f0 == 0 && f == 16) {\n"
+        << "        *(ulonglong2 *)(packed + (cq - p.lo)) = r;\n"
+        << "      } else {\n"
+        << "        // A chunk cut by lo or hi.\n"
+        << "        #pragma unroll 1\n"
+        << "        for (unsigned i = f0; i < f; ++i)\n"
+        << "          packed[cq + i - p.lo] =\n"
+        << "              (unsigned char)(i < 8 ? r.x >> (8 * i) : r.y >> (8 "
+           "* (i - 8)));\n"
+        << "      }\n";
+  os_ << "    }\n"
+      << "  }\n}\n\n";
+}
+
 void Emitter::emitUnitsKernel(bool pack) {
-  const std::string W = std::to_string(w_);
   emitSignature(pack);
   os_ << "  const long long lane = threadIdx.x & 31;\n"
-      << "  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;\n";
-  if (w_ > 1)
-    os_ << "  // Wide accesses need origin and packed byte 0 aligned to " << W
-        << ".\n"
-        << "  const bool aligned = " << alignedCheck() << ";\n";
-  os_ << "  // One warp per (instance, unit) item.\n"
+      << "  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;\n"
+      << "  // One warp per (instance, unit) item.\n"
       << "  for (long long it = ((long long)blockIdx.x * blockDim.x + "
          "threadIdx.x) >> 5;\n"
       << "       it < p.num_items; it += warps) {\n"
@@ -363,32 +603,37 @@ void Emitter::emitUnitsKernel(bool pack) {
       << "    const long long at = inst * p.size + u[0];\n"
       << "    const long long delta = inst * p.extent + u[1] - at;\n"
       << "    const long long a = ddtc_max(at, p.lo);\n"
-      << "    const long long b = ddtc_min(at + u[2], p.hi);\n";
-  if (w_ > 1) {
-    const char *T = accessType(w_);
-    os_ << "    if (u[3] != 0 && aligned && ((at | (at + delta)) & " << (w_ - 1)
-        << ") == 0) {\n"
-        << "      // Wide unit: lanes take " << W
-        << "-byte chunks; clipped ones go byte by byte.\n"
-        << "      for (long long q = (a & ~(long long)" << (w_ - 1)
-        << ") + lane * " << W << "; q < b;\n"
-        << "           q += 32 * " << W << ") {\n"
-        << "        if (q >= a && q + " << W << " <= b) {\n"
-        << "          " << copy(pack, T, "q + delta", "q") << ";\n"
-        << "        } else {\n"
-        << "          const long long e = ddtc_min(q + " << W << ", b);\n"
-        << "          #pragma unroll 1\n"
-        << "          for (long long k = ddtc_max(q, a); k < e; ++k)\n"
-        << "            " << copy(pack, "unsigned char", "k + delta", "k")
-        << ";\n"
-        << "        }\n"
-        << "      }\n"
-        << "      continue;\n"
-        << "    }\n";
-  }
-  os_ << "    #pragma unroll 1\n"
-      << "    for (long long k = a + lane; k < b; k += 32)\n"
-      << "      " << copy(pack, "unsigned char", "k + delta", "k") << ";\n"
+      << "    const long long b = ddtc_min(at + u[2], p.hi);\n"
+      << "    // Byte k of [a, b) is read at sa + k and written at da + k.\n";
+  if (pack)
+    os_ << "    const unsigned char *sa = origin + delta;\n"
+        << "    unsigned char *da = packed - p.lo;\n";
+  else
+    os_ << "    const unsigned char *sa = packed - p.lo;\n"
+        << "    unsigned char *da = origin + delta;\n";
+  os_ << "    // Lanes take 16-byte chunks aligned at the destination: one "
+         "store each,\n"
+      << "    // loads as wide as the source allows; the chunks cut by a or b "
+         "store\n"
+      << "    // only their bytes.\n"
+      << "    const long long dm = (long long)((unsigned long long)da & 15);\n"
+      << "    for (long long cq = ((a + dm) & ~15ll) - dm + 16 * lane; cq < b;\n"
+      << "         cq += 16 * 32) {\n"
+      << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
+         "b);\n"
+      << "      if (c0 == cq && c1 == cq + 16) {\n"
+      << "        *(ulonglong2 *)(da + cq) =\n"
+      << "            ddtc_load16(sa + cq);\n"
+      << "      } else {\n"
+      << "        ulonglong2 r;\n"
+      << "        r.x = 0;\n"
+      << "        r.y = 0;\n"
+      << "        ddtc_gather(r, (unsigned)(c0 - cq), sa + c0,\n"
+      << "                    (unsigned)(c1 - c0));\n"
+      << "        ddtc_scatter(da + c0, r, (unsigned)(c0 - cq),\n"
+      << "                     (unsigned)(c1 - c0));\n"
+      << "      }\n"
+      << "    }\n"
       << "  }\n}\n\n";
 }
 
@@ -417,7 +662,14 @@ EmittedKernels Emitter::run() {
     banner << ", " << plan_.units.size() << " work unit(s) of at most "
            << plan_.unitBytes << " bytes";
   else
-    banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path");
+    banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path")
+           << ", "
+           << (stridedVariant(plan_, true) == StridedVariant::Wide ? "wide"
+                                                                   : "gather")
+           << " pack, "
+           << (stridedVariant(plan_, false) == StridedVariant::Wide ? "wide"
+                                                                    : "gather")
+           << " unpack";
   banner << "\n";
   out.banner = banner.str();
 
@@ -447,13 +699,47 @@ int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 // Public entry points
 //===----------------------------------------------------------------------===//
 
+StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
+  if (plan.family != KernelFamily::Strided)
+    return StridedVariant::Gather;
+  int64_t longest = 0;
+  for (const Segment &seg : plan.layout.segments)
+    for (const Run &r : seg.runs)
+      longest = std::max(longest, r.length);
+  const int64_t w = plan.width;
+  bool wide;
+  if (pack)
+    // Wide accesses that never straddle runs, and either full width or
+    // runs too short for a 16-byte chunk to gather much.
+    wide = !plan.needsBytePath && (w == 16 || (w >= 4 && longest <= 2 * w));
+  else
+    // Scattered stores pay off only on long runs the plan cannot move at
+    // full width, or where the wide kernel would go byte by byte.
+    wide = !plan.needsBytePath && w >= 4 && (w == 16 || longest < 256);
+  return wide ? StridedVariant::Wide : StridedVariant::Gather;
+}
+
+int64_t stridedLaunchChunkBytes(const KernelPlan &plan) {
+  return stridedVariant(plan, true) == StridedVariant::Wide
+             ? std::max<int64_t>(plan.width, 1)
+             : kStridedGroupBytes;
+}
+
+bool stridedLaunchExtraChunk(const KernelPlan &plan) {
+  return stridedVariant(plan, true) == StridedVariant::Gather;
+}
+
 std::string kernelShapeKey(const KernelPlan &plan) {
   std::string key;
   if (plan.family == KernelFamily::Units)
     return "units.w" + std::to_string(plan.width);
-  // The dimensions of each segment, as in "d2-0"; "empty" without segments.
+  // The variants of pack and unpack ("wide", "gather", or "gather-wide");
+  // the dimensions of each segment, as in "d2-0"; "empty" without segments.
+  const bool widePack = stridedVariant(plan, true) == StridedVariant::Wide;
+  const bool wideUnpack = stridedVariant(plan, false) == StridedVariant::Wide;
   key = "strided.w" + std::to_string(plan.width) +
         (plan.needsBytePath ? ".bytes" : "") +
+        (widePack ? ".wide" : wideUnpack ? ".gather-wide" : ".gather") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
   for (size_t s = 0; s < plan.layout.segments.size(); ++s)
     key += (s ? "-" : "") + std::to_string(plan.layout.segments[s].dims.size());
@@ -518,7 +804,6 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   cfg.takesUnits = plan.family == KernelFamily::Units;
   cfg.block = plan.threadsPerBlock;
   const int64_t size = plan.layout.size;
-  const int64_t width = std::max<int64_t>(plan.width, 1);
   int64_t total = 0;
   if (count < 0 || __builtin_mul_overflow(count, size, &total))
     cfg.error = "the packed size of " + std::to_string(count) +
@@ -570,8 +855,12 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
           threads = std::numeric_limits<int64_t>::max();
       }
     } else {
-      v.chunkBegin = lo / width;
-      v.chunkEnd = ceilDiv(hi, width);
+      // The pack kernel's chunks. Gather chunks are aligned in the packed
+      // buffer, up to 15 bytes before their place in the stream: one more
+      // chunk covers the shift.
+      const int64_t bytes = stridedLaunchChunkBytes(plan);
+      v.chunkBegin = lo / bytes;
+      v.chunkEnd = ceilDiv(hi, bytes) + (stridedLaunchExtraChunk(plan) ? 1 : 0);
       threads = v.chunkEnd - v.chunkBegin;
     }
   }

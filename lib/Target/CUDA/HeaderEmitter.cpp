@@ -248,7 +248,6 @@ DDTC_GENERATED_FUNCTION CUresult ddtc_generated_launch(
 std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
   const CanonicalLayout &l = plan.layout;
   const bool units = plan.family == KernelFamily::Units;
-  const int64_t width = std::max<int64_t>(plan.width, 1);
   const int64_t block = plan.threadsPerBlock;
   const int64_t nu = static_cast<int64_t>(plan.units.size());
   std::vector<ParamMember> members = describeParams(plan);
@@ -299,15 +298,18 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
      << "  if (lo == hi)\n"
      << "    return CUDA_SUCCESS;\n";
   if (!units) {
-    os << "  /* One thread per " << width << "-byte chunk of the packed "
-       << "stream. */\n";
-    if (width == 1)
+    // The pack kernel's chunks, as computeLaunch counts them.
+    const int64_t bytes = stridedLaunchChunkBytes(plan);
+    const bool extra = stridedLaunchExtraChunk(plan);
+    os << "  /* One thread per " << bytes << "-byte chunk of the packed stream"
+       << (extra ? ", aligned in the packed buffer" : "") << ". */\n";
+    if (bytes == 1)
       os << "  params->chunk_begin = lo;\n"
          << "  params->chunk_end = hi;\n";
     else
-      os << "  params->chunk_begin = lo / " << width << ";\n"
-         << "  params->chunk_end = hi / " << width << " + (hi % " << width
-         << " != 0);\n";
+      os << "  params->chunk_begin = lo / " << bytes << ";\n"
+         << "  params->chunk_end = hi / " << bytes << " + (hi % " << bytes
+         << " != 0)" << (extra ? " + 1" : "") << ";\n";
     os << "  threads = params->chunk_end - params->chunk_begin;\n";
   } else if (nu == 0) {
     os << "  return CUDA_ERROR_INVALID_VALUE; /* the plan has no work units "

@@ -155,8 +155,8 @@ typedef struct ddtc_kernel_info {
      milliseconds to read the kernel from disk (origin DDTC_KERNEL_DISK). */
   double compile_ms;
   double disk_load_ms;
-  /* The kernel shape, e.g. "strided.w8.d2": types of one shape share one
-     compiled kernel. */
+  /* The kernel shape, e.g. "strided.w8.wide.d2": types of one shape share
+     one compiled kernel. */
   char shape[64];
 } ddtc_kernel_info;
 

@@ -1,15 +1,16 @@
 //===- CUDAEmitter.h - CUDA C++ pack/unpack kernels from a plan ---*- C++ -*-===//
 //
 // Prints the pack and unpack kernels of a kernel plan as CUDA C++ and
-// computes the launch (grid, block, kernel arguments) of one call. The
-// emitter decides nothing: the plan's passes chose the family, the access
-// width and the work units; this file only writes them down.
+// computes the launch (grid, block, kernel arguments) of one call. The plan's
+// passes chose the family, the access width and the work units; the emitter
+// only picks, per direction, which of two strided kernel designs to write
+// (stridedVariant).
 //
 // What is baked into the source and what is passed at launch is split so that
-// layouts of one shape (same family, width, byte-path flag, number of
-// segments and dimensions per segment) share one compiled kernel: every
-// count, stride, offset, size and extent travels in a parameter struct passed
-// by value. See docs/Compiler.md, "Kernel families and arguments".
+// layouts of one shape (same family, width, byte-path flag, kernel variants,
+// number of segments and dimensions per segment) share one compiled kernel:
+// every count, stride, offset, size and extent travels in a parameter struct
+// passed by value. See docs/Compiler.md, "Kernel families and arguments".
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_TARGET_CUDA_CUDAEMITTER_H
@@ -22,6 +23,40 @@
 #include <vector>
 
 namespace ddtc {
+
+/// The packed bytes one thread of a gather strided kernel takes per
+/// grid-stride step: that many / 16 chunks of 16 bytes, located once and
+/// walked.
+constexpr int64_t kStridedGroupBytes = 16;
+
+/// The two designs of a strided kernel (docs/Compiler.md, "The strided
+/// family").
+enum class StridedVariant {
+  /// One chunk of the plan's width per thread, moved with one access of
+  /// that width when it lies aligned in one run, byte by byte otherwise.
+  Wide,
+  /// One 16-byte chunk of the packed stream per thread, aligned in the
+  /// packed buffer, gathered from (scattered to) the runs with aligned
+  /// 16-byte accesses.
+  Gather,
+};
+
+/// The variant of the pack (`pack`) or unpack kernel of a strided plan
+/// (Gather for the units family, whose kernels have only one design). Wide
+/// for pack when the plan needs no byte path and either its width is 16 or
+/// its width is at least 4 and no run is longer than two accesses; Wide for
+/// unpack unless the plan needs a byte path, its width is below 4, or its
+/// width is below 16 and some run is 256 bytes or longer. A plan whose pack
+/// kernel is Wide has a Wide unpack kernel too.
+StridedVariant stridedVariant(const KernelPlan &plan, bool pack);
+
+/// The packed bytes of one launched chunk of a strided plan (the pack
+/// kernel's: its width when Wide, kStridedGroupBytes when Gather), and
+/// whether the launch takes one chunk more than ceil(hi / bytes) - lo /
+/// bytes (Gather: its chunks are aligned in the packed buffer, up to 15
+/// bytes before their place in the stream).
+int64_t stridedLaunchChunkBytes(const KernelPlan &plan);
+bool stridedLaunchExtraChunk(const KernelPlan &plan);
 
 /// The CUDA C++ of one plan's kernels.
 struct EmittedKernels {
