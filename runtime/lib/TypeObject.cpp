@@ -49,7 +49,8 @@ void ensureGenericPlan(ddtc_type_s &t) {
                " work units; DDTC_GENERIC_MAX_UNITS raises the limit)");
     return;
   }
-  t.genericTable = encodeUnitTable(plan);
+  t.genericTable =
+      std::make_shared<const std::vector<int64_t>>(encodeUnitTable(plan));
   t.generic = std::make_shared<const KernelPlan>(std::move(plan));
 }
 
@@ -126,7 +127,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       Status s = loadModule(api, dc, e.id, e.binary.data(), e.packName,
                             e.unpackName, m);
       if (s.ok() && isUnits(*t.spec))
-        s = uploadOnce(tc->specTable, t.specTable);
+        s = uploadOnce(tc->specTable, *t.specTable);
       if (s.ok()) {
         tc->spec = m;
         continue;
@@ -151,7 +152,8 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       }
       const bool sameTable = t.generic == t.spec;
       CUdeviceptr &slot = sameTable ? tc->specTable : tc->genericTable;
-      Status s = uploadOnce(slot, sameTable ? t.specTable : t.genericTable);
+      Status s =
+          uploadOnce(slot, sameTable ? *t.specTable : *t.genericTable);
       if (!s.ok())
         return s;
       sel = {t.generic.get(), tc->generic, slot, false};
@@ -177,7 +179,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
 /// skips the planning passes (the in-process cache hit).
 struct PlannedType {
   std::shared_ptr<const KernelPlan> plan;
-  std::vector<int64_t> table;
+  std::shared_ptr<const std::vector<int64_t>> table;
 };
 
 PlannedType planOnce(const Datatype &type) {
@@ -194,7 +196,8 @@ PlannedType planOnce(const Datatype &type) {
   PlannedType planned;
   auto plan = std::make_shared<KernelPlan>(planKernel(type));
   if (isUnits(*plan))
-    planned.table = encodeUnitTable(*plan);
+    planned.table =
+        std::make_shared<const std::vector<int64_t>>(encodeUnitTable(*plan));
   planned.plan = std::move(plan);
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans

@@ -44,12 +44,13 @@ struct ddtc_type_s {
   bool empty = false; ///< no data: no kernel needed
   int commitArch = 0;
   std::shared_ptr<const ddtc::KernelPlan> spec;
-  std::vector<int64_t> specTable; ///< when spec is a Units plan
+  /// When spec is a Units plan; shared by every handle of the same tree.
+  std::shared_ptr<const std::vector<int64_t>> specTable;
   /// The generic kernels' plan: spec itself when it is a Units plan; null
   /// when none could be made (too many units). Made on first need.
   bool genericTried = false;
   std::shared_ptr<const ddtc::KernelPlan> generic;
-  std::vector<int64_t> genericTable;
+  std::shared_ptr<const std::vector<int64_t>> genericTable;
   std::vector<std::unique_ptr<ddtc::rt::ArchKernels>> kernels;
   std::vector<ddtc::rt::TypeOnContext> contexts;
 };
