@@ -10,6 +10,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Testing/CheckerOptions.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <dlfcn.h>
@@ -89,20 +90,11 @@ environment:
   DDTC_CXX         the C++ compiler (default: c++)
 )";
 
-struct Options {
-  bool random = false;
-  int64_t numRandom = 0;
-  uint64_t seed = 0;
-  bool seedGiven = false;
-  uint64_t first = 0;
-  unsigned maxDepth = 5;
+struct Options : CheckerOptions {
   int64_t maxPacked = 0; ///< 0: the generator's default
-  std::string file, only, keep;
-  int64_t fileCount = 3;
-  int64_t maxSpan = int64_t(1) << 30;
+  std::string keep;
   bool sanitize = true;
   std::string optLevel = "1";
-  bool verbose = false;
 };
 
 using Seconds = std::chrono::duration<double>;
@@ -586,16 +578,6 @@ void prepare(Case &c, size_t index) {
     c.units = encodeUnitTable(c.plan);
 }
 
-bool parseInt(const char *text, int64_t &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text, &end, 0);
-  if (errno != 0 || end == text || *end != '\0')
-    return false;
-  out = v;
-  return true;
-}
-
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   auto value = [&](int &i, const char *flag) -> const char * {
     if (i + 1 >= argc) {
@@ -606,65 +588,28 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    int64_t n = 0;
-    const char *v = nullptr;
     if (a == "--help" || a == "-h") {
       std::fputs(kHelp, stdout);
       std::exit(0);
-    } else if (a == "-v" || a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--no-sanitize") {
+    }
+    switch (parseCheckerOption(argc, argv, i, o, error)) {
+    case OptionResult::Taken:
+      continue;
+    case OptionResult::Error:
+      return false;
+    case OptionResult::NotTaken:
+      break;
+    }
+    int64_t n = 0;
+    const char *v = nullptr;
+    if (a == "--no-sanitize") {
       o.sanitize = false;
-    } else if (a == "--random") {
-      if (!(v = value(i, "--random")) || !parseInt(v, n) || n < 0) {
-        error = "--random needs a non-negative count";
-        return false;
-      }
-      o.random = true;
-      o.numRandom = n;
-    } else if (a == "--seed") {
-      if (!(v = value(i, "--seed")))
-        return false;
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long s = std::strtoull(v, &end, 0);
-      if (errno != 0 || end == v || *end != '\0') {
-        error = "--seed needs an unsigned integer";
-        return false;
-      }
-      o.seed = s;
-      o.seedGiven = true;
-    } else if (a == "--first") {
-      if (!(v = value(i, "--first")) || !parseInt(v, n) || n < 0) {
-        error = "--first needs a non-negative index";
-        return false;
-      }
-      o.first = static_cast<uint64_t>(n);
-    } else if (a == "--max-depth") {
-      if (!(v = value(i, "--max-depth")) || !parseInt(v, n) || n < 0 ||
-          n > 5) {
-        error = "--max-depth needs a value in 0..5";
-        return false;
-      }
-      o.maxDepth = static_cast<unsigned>(n);
     } else if (a == "--max-packed") {
-      if (!(v = value(i, "--max-packed")) || !parseInt(v, n) || n < 1) {
+      if (!(v = value(i, "--max-packed")) || !parseInt64(v, n) || n < 1) {
         error = "--max-packed needs a positive byte count";
         return false;
       }
       o.maxPacked = n;
-    } else if (a == "--count") {
-      if (!(v = value(i, "--count")) || !parseInt(v, n) || n < 1) {
-        error = "--count needs a positive count";
-        return false;
-      }
-      o.fileCount = n;
-    } else if (a == "--max-span") {
-      if (!(v = value(i, "--max-span")) || !parseInt(v, n) || n < 1) {
-        error = "--max-span needs a positive byte count";
-        return false;
-      }
-      o.maxSpan = n;
     } else if (a == "--keep") {
       if (!(v = value(i, "--keep")))
         return false;
@@ -680,25 +625,12 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
         error = "-O needs one of 0, 1, 2, 3, s";
         return false;
       }
-    } else if (a == "-t") {
-      if (!(v = value(i, "-t")))
-        return false;
-      o.only = v;
-    } else if (!a.empty() && a[0] == '-') {
-      error = "unknown option " + a;
-      return false;
-    } else if (o.file.empty()) {
-      o.file = a;
     } else {
-      error = "more than one input file";
+      error = "unknown option " + a;
       return false;
     }
   }
-  if (o.random == !o.file.empty()) {
-    error = "give either --random N or one spec file";
-    return false;
-  }
-  return true;
+  return finishCheckerOptions(o, error);
 }
 
 /// Emits, compiles and checks `cases`; prints failures and the totals.

@@ -8,6 +8,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/MPI/MPIBridge.h"
+#include "ddtc/Testing/CheckerOptions.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <mpi.h>
@@ -87,18 +88,7 @@ environment:
                           then fail).
 )";
 
-struct Options {
-  bool random = false;
-  int64_t numRandom = 0;
-  uint64_t seed = 0;
-  bool seedGiven = false;
-  uint64_t first = 0;
-  unsigned maxDepth = 5;
-  std::string file;
-  std::string only;
-  int64_t fileCount = 3;
-  int64_t maxSpan = int64_t(1) << 30;
-  bool verbose = false;
+struct Options : CheckerOptions {
   bool breakReference = false;
   bool shrink = true;
   bool keepKnownDefects = false;
@@ -612,101 +602,31 @@ ShrinkResult shrinkCase(Checker &checker, TypeRef type, int64_t count,
   return best;
 }
 
-bool parseInt(const char *text, int64_t &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text, &end, 0);
-  if (errno != 0 || end == text || *end != '\0')
-    return false;
-  out = v;
-  return true;
-}
-
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
-  auto value = [&](int &i, const char *flag) -> const char * {
-    if (i + 1 >= argc) {
-      error = std::string(flag) + " needs a value";
-      return nullptr;
-    }
-    return argv[++i];
-  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    int64_t n = 0;
-    const char *v = nullptr;
     if (a == "--help" || a == "-h") {
       std::fputs(kHelp, stdout);
       std::exit(0);
-    } else if (a == "-v" || a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--random") {
-      if (!(v = value(i, "--random")) || !parseInt(v, n) || n < 0) {
-        error = "--random needs a non-negative count";
-        return false;
-      }
-      o.random = true;
-      o.numRandom = n;
-    } else if (a == "--seed") {
-      if (!(v = value(i, "--seed"))) {
-        return false;
-      }
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long s = std::strtoull(v, &end, 0);
-      if (errno != 0 || end == v || *end != '\0') {
-        error = "--seed needs an unsigned integer";
-        return false;
-      }
-      o.seed = s;
-      o.seedGiven = true;
-    } else if (a == "--first") {
-      if (!(v = value(i, "--first")) || !parseInt(v, n) || n < 0) {
-        error = "--first needs a non-negative index";
-        return false;
-      }
-      o.first = static_cast<uint64_t>(n);
-    } else if (a == "--max-depth") {
-      if (!(v = value(i, "--max-depth")) || !parseInt(v, n) || n < 0 ||
-          n > 5) {
-        error = "--max-depth needs a value in 0..5";
-        return false;
-      }
-      o.maxDepth = static_cast<unsigned>(n);
-    } else if (a == "--count") {
-      if (!(v = value(i, "--count")) || !parseInt(v, n) || n < 1) {
-        error = "--count needs a positive count";
-        return false;
-      }
-      o.fileCount = n;
-    } else if (a == "--max-span") {
-      if (!(v = value(i, "--max-span")) || !parseInt(v, n) || n < 1) {
-        error = "--max-span needs a positive byte count";
-        return false;
-      }
-      o.maxSpan = n;
-    } else if (a == "--include-known-mpi-defects") {
+    }
+    switch (parseCheckerOption(argc, argv, i, o, error)) {
+    case OptionResult::Taken:
+      continue;
+    case OptionResult::Error:
+      return false;
+    case OptionResult::NotTaken:
+      break;
+    }
+    if (a == "--include-known-mpi-defects") {
       o.keepKnownDefects = true;
     } else if (a == "--no-shrink") {
       o.shrink = false;
-    } else if (a == "-t") {
-      if (!(v = value(i, "-t")))
-        return false;
-      o.only = v;
-    } else if (!a.empty() && a[0] == '-') {
-      error = "unknown option " + a;
-      return false;
-    } else if (o.file.empty()) {
-      o.file = a;
     } else {
-      error = "more than one input file";
+      error = "unknown option " + a;
       return false;
     }
   }
-  if (o.random == !o.file.empty()) {
-    error = "give either --random N or one spec file";
-    return false;
-  }
-  return true;
+  return finishCheckerOptions(o, error);
 }
 
 void printSmallest(const Options &o, Checker &checker, const TypeRef &type,
