@@ -262,6 +262,11 @@ Status waitType(ddtc_type_s &t) {
     if (t.empty)
       return Status::success();
     ArchKernels *k = findKernels(t, t.commitArch);
+    // DDTC_JIT=generic never compiles while the generic kernel serves the
+    // type: there is nothing to wait for.
+    if (!k && config().jit == JitMode::Generic &&
+        genericKernel(t, t.commitArch))
+      return Status::success();
     if (!k)
       k = addKernels(t, t.commitArch, /*wait=*/false);
     entry = k->entry;

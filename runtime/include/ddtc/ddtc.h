@@ -104,7 +104,8 @@ DDTC_API ddtc_status ddtc_type_commit(ddtc_type type);
 
 /* Waits until the specialized kernels of a committed type are compiled (or
    their compile failed: then returns the error; calls keep using the generic
-   kernel). Returns at once when they are ready or need no compile. */
+   kernel). Returns at once when they are ready or need no compile, and with
+   DDTC_JIT=generic when the generic kernel serves the type. */
 DDTC_API ddtc_status ddtc_type_wait(ddtc_type type);
 
 /* Frees the type and sets *type to null (null is allowed). Call it once no
