@@ -3,7 +3,10 @@
 #include "ddtc/Testing/CheckerOptions.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace ddtc {
 
@@ -99,6 +102,38 @@ bool finishCheckerOptions(const CheckerOptions &o, std::string &error) {
     return false;
   }
   return true;
+}
+
+bool loadCheckedBindings(const CheckerOptions &o, const char *tool,
+                         SpecFile &spec, std::vector<const SpecBinding *> &out) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "%s: cannot read %s\n", tool, o.file.c_str());
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string error;
+  if (!parseSpec(text.str(), o.file, spec, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return false;
+  }
+  if (!o.only.empty() && !spec.find(o.only)) {
+    std::fprintf(stderr, "%s: %s has no binding named %s\n", tool,
+                 o.file.c_str(), o.only.c_str());
+    return false;
+  }
+  for (const SpecBinding &b : spec.bindings)
+    if (o.only.empty() || b.name == o.only)
+      out.push_back(&b);
+  return true;
+}
+
+uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt) {
+  uint64_t u = static_cast<uint64_t>(i);
+  return static_cast<uint8_t>((u & 0xFF) ^
+                              (((u >> 8) * mul + (u >> 16) * 0x3B) & 0xFF) ^
+                              salt);
 }
 
 } // namespace ddtc

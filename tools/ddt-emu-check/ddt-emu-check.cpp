@@ -102,18 +102,6 @@ double since(std::chrono::steady_clock::time_point t) {
   return Seconds(std::chrono::steady_clock::now() - t).count();
 }
 
-uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt) {
-  uint64_t u = static_cast<uint64_t>(i);
-  return static_cast<uint8_t>((u & 0xFF) ^
-                              (((u >> 8) * mul + (u >> 16) * 0x3B) & 0xFF) ^
-                              salt);
-}
-uint8_t sourceByte(int64_t i) { return patternByte(i, 0x9D, 0x3C); }
-uint8_t packedByte(int64_t k) { return patternByte(k, 0x6B, 0x96); }
-uint8_t poisonByte(int64_t i) {
-  return static_cast<uint8_t>(0xA5 ^ (static_cast<uint64_t>(i) % 7));
-}
-
 std::string hexByte(uint8_t b) {
   char s[8];
   std::snprintf(s, sizeof s, "0x%02x", b);
@@ -721,28 +709,13 @@ int runRandom(Options &o) {
 }
 
 int runFile(Options &o) {
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "ddt-emu-check: cannot read %s\n", o.file.c_str());
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
   SpecFile spec;
-  std::string error;
-  if (!parseSpec(text.str(), o.file, spec, error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  std::vector<const SpecBinding *> bindings;
+  if (!loadCheckedBindings(o, "ddt-emu-check", spec, bindings))
     return 2;
-  }
-  if (!o.only.empty() && !spec.find(o.only)) {
-    std::fprintf(stderr, "ddt-emu-check: %s has no binding named %s\n",
-                 o.file.c_str(), o.only.c_str());
-    return 2;
-  }
   std::vector<Case> cases;
-  for (const SpecBinding &b : spec.bindings) {
-    if (!o.only.empty() && b.name != o.only)
-      continue;
+  for (const SpecBinding *binding : bindings) {
+    const SpecBinding &b = *binding;
     Case c;
     c.label = b.name + " (" + o.file + ":" + std::to_string(b.line) + ")";
     c.type = b.type;

@@ -94,24 +94,6 @@ struct Options : CheckerOptions {
   bool keepKnownDefects = false;
 };
 
-/// Patterns whose 256 bytes in each aligned 256-byte window are all
-/// distinct and differ from the bytes 256 further on, so a byte read from or
-/// written to a wrong place shows.
-uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt) {
-  uint64_t u = static_cast<uint64_t>(i);
-  return static_cast<uint8_t>((u & 0xFF) ^
-                              (((u >> 8) * mul + (u >> 16) * 0x3B) & 0xFF) ^
-                              salt);
-}
-/// The source buffer's byte at origin offset `i`.
-uint8_t sourceByte(int64_t i) { return patternByte(i, 0x9D, 0x3C); }
-/// Byte `k` of the packed stream fed to unpack.
-uint8_t packedByte(int64_t k) { return patternByte(k, 0x6B, 0x96); }
-/// Poison of the unpack target.
-uint8_t poisonByte(int64_t i) {
-  return static_cast<uint8_t>(0xA5 ^ (static_cast<uint64_t>(i) % 7));
-}
-
 std::string hexByte(uint8_t b) {
   char s[8];
   std::snprintf(s, sizeof s, "0x%02x", b);
@@ -693,28 +675,13 @@ int runRandom(Options &o, Checker &checker) {
 }
 
 int runFile(const Options &o, Checker &checker) {
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "ddt-mpi-check: cannot read %s\n", o.file.c_str());
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
   SpecFile spec;
-  std::string error;
-  if (!parseSpec(text.str(), o.file, spec, error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  std::vector<const SpecBinding *> bindings;
+  if (!loadCheckedBindings(o, "ddt-mpi-check", spec, bindings))
     return 2;
-  }
-  if (!o.only.empty() && !spec.find(o.only)) {
-    std::fprintf(stderr, "ddt-mpi-check: %s has no binding named %s\n",
-                 o.file.c_str(), o.only.c_str());
-    return 2;
-  }
   int64_t passed = 0, failed = 0;
-  for (const SpecBinding &b : spec.bindings) {
-    if (!o.only.empty() && b.name != o.only)
-      continue;
+  for (const SpecBinding *binding : bindings) {
+    const SpecBinding &b = *binding;
     std::string result = checker.check(b.type, o.fileCount);
     if (result.empty()) {
       ++passed;

@@ -8,8 +8,11 @@
 #ifndef DDTC_TESTING_CHECKEROPTIONS_H
 #define DDTC_TESTING_CHECKEROPTIONS_H
 
+#include "ddtc/Core/SpecParser.h"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ddtc {
 
@@ -44,6 +47,25 @@ bool finishCheckerOptions(const CheckerOptions &o, std::string &error);
 
 /// A whole decimal, hexadecimal (0x) or octal (0) 64-bit integer.
 bool parseInt64(const char *text, int64_t &out);
+
+/// Reads and parses o.file and returns the bindings to check (all, or the
+/// one -t names). On failure prints why, prefixed with `tool`, and returns
+/// false.
+bool loadCheckedBindings(const CheckerOptions &o, const char *tool,
+                         SpecFile &spec, std::vector<const SpecBinding *> &out);
+
+/// Byte patterns of the checkers: every byte of an aligned 256-byte window
+/// distinct and different from the bytes 256 further on, so a byte read from
+/// or written to a wrong place shows.
+uint8_t patternByte(int64_t i, uint8_t mul, uint8_t salt);
+/// The source buffer's byte at origin offset `i`.
+inline uint8_t sourceByte(int64_t i) { return patternByte(i, 0x9D, 0x3C); }
+/// Byte `k` of the packed stream fed to unpack.
+inline uint8_t packedByte(int64_t k) { return patternByte(k, 0x6B, 0x96); }
+/// Poison of the buffers a pack or unpack writes.
+inline uint8_t poisonByte(int64_t i) {
+  return static_cast<uint8_t>(0xA5 ^ (static_cast<uint64_t>(i) % 7));
+}
 
 } // namespace ddtc
 
