@@ -4,6 +4,7 @@
 #include "CheckedMath.h"
 #include "Layout.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ddtc {
@@ -188,6 +189,20 @@ void referenceUnpack(const Datatype &type, int64_t count, const void *packed,
   forEachRun(type, count, [&](const Run &r) {
     std::memcpy(dst + r.offset, src, r.length);
     src += r.length;
+  });
+}
+
+void referenceUnpackRange(const Datatype &type, int64_t count,
+                          const void *stream, int64_t lo, int64_t hi,
+                          void *origin) {
+  const char *src = static_cast<const char *>(stream);
+  char *dst = static_cast<char *>(origin);
+  int64_t at = 0;
+  forEachRun(type, count, [&](const Run &r) {
+    int64_t a = std::max(at, lo), b = std::min(at + r.length, hi);
+    if (a < b)
+      std::memcpy(dst + r.offset + (a - at), src + a, b - a);
+    at += r.length;
   });
 }
 

@@ -84,19 +84,6 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
   return false;
 }
 
-/// The reference unpack of packed bytes [lo, hi) only.
-void referenceUnpackRange(const Datatype &type, int64_t count,
-                          const unsigned char *stream, int64_t lo, int64_t hi,
-                          unsigned char *origin) {
-  int64_t at = 0;
-  forEachRun(type, count, [&](const Run &r) {
-    int64_t a = std::max(at, lo), b = std::min(at + r.length, hi);
-    for (int64_t k = a; k < b; ++k)
-      origin[r.offset + (k - at)] = stream[k];
-    at += r.length;
-  });
-}
-
 struct Failure {
   std::string what;
 };

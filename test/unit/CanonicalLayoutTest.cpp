@@ -160,10 +160,11 @@ TEST(Property, RandomTypesKeepTheirRuns) {
       for (const WorkUnit &u : p.units) {
         ASSERT_EQ(u.packed, packed) << printSpecExpr(t);
         ASSERT_LE(u.length, p.unitBytes);
-        if (u.wide)
+        if (u.wide) {
           ASSERT_TRUE(u.src % p.width == 0 && u.packed % p.width == 0 &&
                       u.length % p.width == 0)
               << printSpecExpr(t);
+        }
         packed += u.length;
         if (!fromUnits.empty() &&
             fromUnits.back().offset + fromUnits.back().length == u.src)

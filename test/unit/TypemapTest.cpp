@@ -120,4 +120,19 @@ TEST(Pack, RoundTripThroughPackedBytes) {
   EXPECT_EQ(poisoned, buf.size() - packed.size());
 }
 
+TEST(Pack, UnpackOfARangeWritesOnlyThatRange) {
+  std::string e;
+  // Runs of 2 bytes at 0, 5, 10: packed bytes [1, 4) are the second byte of
+  // the first run and both bytes of the second.
+  TypeRef v = Datatype::hvector(3, 2, 5, prim(Primitive::Char), e);
+  std::vector<unsigned char> stream = {10, 11, 12, 13, 14, 15};
+  std::vector<unsigned char> origin(12, 0xA5);
+  referenceUnpackRange(*v, 1, stream.data(), 1, 4, origin.data());
+  std::vector<unsigned char> want(12, 0xA5);
+  want[1] = 11;
+  want[5] = 12;
+  want[6] = 13;
+  EXPECT_EQ(origin, want);
+}
+
 } // namespace

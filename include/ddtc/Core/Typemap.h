@@ -76,6 +76,11 @@ void referencePack(const Datatype &type, int64_t count, const void *origin,
 /// The inverse: scatters `packed` into the instances at `origin`.
 void referenceUnpack(const Datatype &type, int64_t count, const void *packed,
                      void *origin);
+/// Unpacks only the packed bytes [lo, hi) of `stream` (the whole packed
+/// stream of `count` instances): what ddtc_unpack of that range must write.
+void referenceUnpackRange(const Datatype &type, int64_t count,
+                          const void *stream, int64_t lo, int64_t hi,
+                          void *origin);
 
 } // namespace ddtc
 
