@@ -19,6 +19,11 @@ enum class PlanStage {
 /// attributes keep makeInitialPlan's values), and the stage they show.
 KernelPlan readPlan(LayoutOp op, PlanStage &stage);
 
+/// The ddt.layout ending `define`; null, with an error on `define` saying
+/// that `passName` needs ddt-normalize first, when it still holds
+/// constructor ops.
+LayoutOp getNormalizedLayout(DefineOp define, llvm::StringRef passName);
+
 /// Replaces the body of `define` by a ddt.layout op for `plan`, with the plan
 /// attributes of `stage`.
 LayoutOp writePlan(DefineOp define, const KernelPlan &plan, PlanStage stage);

@@ -45,6 +45,15 @@ KernelPlan ddtc::ddt::readPlan(LayoutOp op, PlanStage &stage) {
   return plan;
 }
 
+LayoutOp ddtc::ddt::getNormalizedLayout(DefineOp define,
+                                        llvm::StringRef passName) {
+  auto layout = dyn_cast<LayoutOp>(define.getBody().front().getTerminator());
+  if (!layout)
+    define.emitError() << passName
+                       << " needs a ddt.layout: run ddt-normalize first";
+  return layout;
+}
+
 LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
                               PlanStage stage) {
   Block &body = define.getBody().front();

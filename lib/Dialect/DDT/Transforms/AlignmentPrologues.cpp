@@ -17,12 +17,9 @@ struct AlignmentProloguesPass
     : public ddt::impl::AlignmentProloguesBase<AlignmentProloguesPass> {
   void runOnOperation() override {
     DefineOp define = getOperation();
-    auto layout = dyn_cast<LayoutOp>(define.getBody().front().getTerminator());
-    if (!layout) {
-      define.emitError("ddt-alignment-prologues needs a ddt.layout: run "
-                       "ddt-normalize first");
+    LayoutOp layout = getNormalizedLayout(define, "ddt-alignment-prologues");
+    if (!layout)
       return signalPassFailure();
-    }
     PlanStage stage;
     KernelPlan plan = readPlan(layout, stage);
     alignAccesses(plan);

@@ -17,12 +17,9 @@ struct StairBalancingPass
     : public ddt::impl::StairBalancingBase<StairBalancingPass> {
   void runOnOperation() override {
     DefineOp define = getOperation();
-    auto layout = dyn_cast<LayoutOp>(define.getBody().front().getTerminator());
-    if (!layout) {
-      define.emitError("ddt-stair-balancing needs a ddt.layout: run "
-                       "ddt-normalize first");
+    LayoutOp layout = getNormalizedLayout(define, "ddt-stair-balancing");
+    if (!layout)
       return signalPassFailure();
-    }
     PlanStage stage;
     KernelPlan plan = readPlan(layout, stage);
     if (stage == PlanStage::Layout) {

@@ -17,12 +17,9 @@ struct VectorDetectionPass
     : public ddt::impl::VectorDetectionBase<VectorDetectionPass> {
   void runOnOperation() override {
     DefineOp define = getOperation();
-    auto layout = dyn_cast<LayoutOp>(define.getBody().front().getTerminator());
-    if (!layout) {
-      define.emitError("ddt-vector-detection needs a ddt.layout: run "
-                       "ddt-normalize first");
+    LayoutOp layout = getNormalizedLayout(define, "ddt-vector-detection");
+    if (!layout)
       return signalPassFailure();
-    }
     PlanStage stage;
     KernelPlan plan = readPlan(layout, stage);
     if (stage != PlanStage::Layout) {
