@@ -81,6 +81,87 @@ step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-chil
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
 cat "$out/summary.txt" 2>/dev/null
 fi
+
+# ---- MPI: ddtc-mpi-bench through libddtc-mpi ---------------------------------
+# Two ranks ping-pong device buffers with derived datatypes through
+# libddtc-mpi (LD_PRELOAD), against host-staged references: first over shared
+# memory (btl vader), then over TCP loopback (up to 16 MiB). Writes
+# mpi-bench{,-tcp}.{json,txt,err} and, through mpi-summarize.py,
+# mpi-bench{,-tcp}-summary.txt and -bandwidth.png. Needs
+# build/lib/libddtc-mpi.so, build/bin/ddtc-mpi-bench and mpirun; skipped
+# (visibly) otherwise, and with DDTC_GPU_STEPS=tests.
+# With one GPU both ranks share it; two processes taking turns on a GPU pay a
+# context switch (about 70 us) at every switch, so the ranks run under an MPS
+# daemon of their own when nvidia-cuda-mps-control is there and a probe run
+# works (DDTC_BENCH_MPS=0 turns that off). Ranks are not bound to cores
+# (--bind-to none): a rank's background threads would share its one core.
+mpi_bench() {
+  local name=$1
+  shift
+  echo "== $name: $*"
+  local t0=$SECONDS
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    timeout 600 mpirun -np 2 --oversubscribe --bind-to none --mca pml ob1 \
+    "$@" 2>"$out/$name.err" | tee "$out/$name.txt"
+  local rc=${PIPESTATUS[0]}
+  tail -n 5 "$out/$name.err"
+  echo "== $name: exit $rc after $((SECONDS - t0)) s"
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then status=1; fi
+  return $rc
+}
+if [ "$steps" != tests ]; then
+  mpilib="$build/lib/libddtc-mpi.so"
+  mpibench="$build/bin/ddtc-mpi-bench"
+  if [ -f "$mpilib" ] && [ -x "$mpibench" ] && command -v mpirun >/dev/null; then
+    mpi_x=(-x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH -x DDTC_CACHE_DIR)
+    mps_started=0
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "${DDTC_BENCH_MPS:-1}" != 0 ] && [ "$ngpu" = 1 ] &&
+       command -v nvidia-cuda-mps-control >/dev/null; then
+      export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+      if nvidia-cuda-mps-control -d &&
+         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+         timeout 120 mpirun -np 2 --oversubscribe --bind-to none --mca pml ob1 \
+           --mca btl self,vader "${mpi_x[@]}" -x CUDA_MPS_PIPE_DIRECTORY \
+           -x CUDA_MPS_LOG_DIRECTORY "$mpibench" --layouts cube-z-face \
+           --sizes 8 --reps 1 --host-iters 10 --host-reps 1 \
+           >"$out/mpi-mps-probe.log" 2>&1; then
+        mps_started=1
+        mpi_x+=(-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY)
+        echo "== mpi-bench: one GPU, the ranks share it through MPS"
+      else
+        echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+        echo "== mpi-bench: one GPU, MPS did not work (mpi-mps-probe.log);" \
+             "the ranks take turns on the GPU"
+      fi
+    fi
+    mpi_bench mpi-bench --mca btl self,vader "${mpi_x[@]}" \
+      "$mpibench" --json "$out/mpi-bench.json"
+    mpi_bench mpi-bench-tcp --mca btl self,tcp "${mpi_x[@]}" \
+      "$mpibench" --max-bytes 16M --json "$out/mpi-bench-tcp.json"
+    if [ $mps_started = 1 ]; then
+      echo quit | nvidia-cuda-mps-control
+      cp "$CUDA_MPS_LOG_DIRECTORY/control.log" "$out/mpi-mps-control.log" 2>/dev/null
+    fi
+    if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ]; then
+      rm -rf "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+    mpi_jsons=()
+    for j in "$out/mpi-bench.json" "$out/mpi-bench-tcp.json"; do
+      [ -f "$j" ] && mpi_jsons+=("$j")
+    done
+    if [ ${#mpi_jsons[@]} -gt 0 ]; then
+      step mpi-summary python3 "$root/bench/mpi-summarize.py" --out "$out" \
+        "${mpi_jsons[@]}"
+      cat "$out"/mpi-bench*-summary.txt 2>/dev/null
+    fi
+  else
+    echo "== mpi-bench: skipped (needs $mpilib, $mpibench and mpirun)"
+  fi
+fi
+# ---- end of the MPI section --------------------------------------------------
+
 rm -rf "$DDTC_CACHE_DIR"
 echo "results in $out"
 exit $status

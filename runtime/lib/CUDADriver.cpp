@@ -95,6 +95,14 @@ Loaded load() {
       {slot(a.cuEventRecord), "cuEventRecord", "cuEventRecord", true},
       {slot(a.cuEventSynchronize), "cuEventSynchronize", "cuEventSynchronize", true},
       {slot(a.cuEventElapsedTime), "cuEventElapsedTime", "cuEventElapsedTime", true},
+      {slot(a.cuEventQuery), "cuEventQuery", "cuEventQuery", true},
+      {slot(a.cuStreamQuery), "cuStreamQuery", "cuStreamQuery", true},
+      {slot(a.cuStreamWaitEvent), "cuStreamWaitEvent", "cuStreamWaitEvent", true},
+      {slot(a.cuPointerGetAttributes), "cuPointerGetAttributes", "cuPointerGetAttributes", true},
+      {slot(a.cuMemHostRegister), "cuMemHostRegister", "cuMemHostRegister_v2", true},
+      {slot(a.cuMemHostUnregister), "cuMemHostUnregister", "cuMemHostUnregister", true},
+      {slot(a.cuMemAllocManaged), "cuMemAllocManaged", "cuMemAllocManaged", true},
+      {slot(a.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", true},
   };
   std::string missing;
   for (const EntryPoint &e : entries) {

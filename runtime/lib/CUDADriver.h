@@ -29,6 +29,7 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -41,6 +42,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
 constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
+constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 
 // CUmemorytype
@@ -53,6 +55,10 @@ constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
 constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 2;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 
 /// The entry points ddtc and its tests call. Required ones are never null
 /// once the driver loaded; optional ones (marked) may be.
@@ -100,6 +106,15 @@ struct DriverAPI {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  // Used by libddtc-mpi: asynchronous progress and buffer classification.
+  CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuStreamQuery)(CUstream);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuPointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
+  CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
+  CUresult (*cuMemHostUnregister)(void *);
+  CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
 };
 
 /// The process's driver: loaded and cuInit'ed on first use. Returns null and

@@ -6,7 +6,8 @@
 // generic kernel (from PTX) first, then the specialized one. Checks the
 // results against the reference, the launch counters, the single upload of
 // the unit table, calls from a thread without a current context, and the
-// pointer check.
+// pointer check. A second test checks the fake's asynchronous streams,
+// events and pointer attributes, then runs the first on those streams.
 //===----------------------------------------------------------------------===//
 
 #include "TestHarness.h"
@@ -17,6 +18,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -166,4 +168,227 @@ DDTC_TEST("fake-driver", fakeDriver) {
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;
+}
+
+namespace {
+
+/// Pinned host memory from the driver.
+struct PinnedBuffer {
+  const cu::DriverAPI &api;
+  unsigned char *p = nullptr;
+  PinnedBuffer(const cu::DriverAPI &api, size_t n) : api(api) {
+    void *q = nullptr;
+    if (api.cuMemAllocHost(&q, n) == cu::CUDA_SUCCESS)
+      p = static_cast<unsigned char *>(q);
+  }
+  ~PinnedBuffer() {
+    if (p)
+      api.cuMemFreeHost(p);
+  }
+};
+
+cu::CUdeviceptr address(const void *p) {
+  return reinterpret_cast<cu::CUdeviceptr>(p);
+}
+
+} // namespace
+
+// The fake driver's streams run on worker threads, each operation after a
+// random delay, so that what a missing synchronization gets wrong shows:
+// checks the order within a stream, the independence of streams and their
+// ordering through events, the pointer attributes of registered, managed
+// and pageable memory, and calls from several threads; then runs the
+// runtime's own path (the test above) on these streams.
+DDTC_TEST("fake-driver-async", fakeDriverAsync) {
+  // The fake reads it at its first stream operation, after this (the ctest
+  // entry sets it too).
+  setenv("DDTC_FAKE_DELAY_US", "200", 0);
+  std::string why;
+  const cu::DriverAPI *api = cu::getDriver(why);
+  char name[128] = "";
+  if (!api || api->cuDeviceGetName(name, sizeof name, 0) != 0 ||
+      !std::strstr(name, "fake"))
+    SKIP("run with DDTC_CUDA_DRIVER naming the fake driver (%s)",
+         api ? name : why.c_str());
+  const cu::DriverAPI &a = *api;
+  constexpr int kNotReady = cu::CUDA_ERROR_NOT_READY;
+  cu::CUdevice dev = 0;
+  cu::CUcontext ctx = nullptr;
+  CHECK(a.cuDeviceGet(&dev, 0) == 0 &&
+        a.cuDevicePrimaryCtxRetain(&ctx, dev) == 0 &&
+        a.cuCtxSetCurrent(ctx) == 0);
+
+  // Long enough a queue (some 25 ms of delays) that its end cannot have run
+  // when the host looks right after queueing it.
+  constexpr size_t n = 4096;
+  constexpr int chain = 256;
+  cu::CUstream s1 = nullptr, s2 = nullptr;
+  CHECK(a.cuStreamCreate(&s1, cu::CU_STREAM_NON_BLOCKING) == 0);
+  CHECK(a.cuStreamCreate(&s2, cu::CU_STREAM_NON_BLOCKING) == 0);
+  cu::CUevent start = nullptr, done = nullptr, never = nullptr;
+  CHECK(a.cuEventCreate(&start, cu::CU_EVENT_DEFAULT) == 0);
+  CHECK(a.cuEventCreate(&done, cu::CU_EVENT_DEFAULT) == 0);
+  CHECK(a.cuEventCreate(&never, cu::CU_EVENT_DEFAULT) == 0);
+  DeviceBuffer d1(a, n), d2(a, n), d3(a, n), d4(a, n);
+  PinnedBuffer in(a, n), out(a, n);
+  CHECK(in.p && out.p);
+  for (size_t i = 0; i < n; ++i)
+    in.p[i] = static_cast<unsigned char>(i * 7 + 1);
+  std::memset(out.p, 0, n);
+
+  // In order on one stream: the copy back sees the copies before it once
+  // the stream is synchronized, and not before.
+  CHECK(a.cuEventQuery(never) == 0); // never recorded: nothing to wait for
+  CHECK(a.cuEventRecord(start, s1) == 0);
+  CHECK(a.cuMemcpyHtoDAsync(d1.p, in.p, n, s1) == 0);
+  for (int i = 0; i < chain; ++i)
+    CHECK(a.cuMemcpyDtoDAsync(d2.p, d1.p, n, s1) == 0);
+  CHECK(a.cuMemcpyDtoHAsync(out.p, d2.p, n, s1) == 0);
+  CHECK(a.cuEventRecord(done, s1) == 0);
+  CHECK(a.cuEventQuery(done) == kNotReady);
+  CHECK(a.cuStreamQuery(s1) == kNotReady);
+  float ms = -1;
+  CHECK(a.cuEventElapsedTime(&ms, start, done) == kNotReady);
+  CHECK(a.cuStreamSynchronize(s1) == 0);
+  CHECK(a.cuEventQuery(done) == 0 && a.cuStreamQuery(s1) == 0);
+  CHECK(std::memcmp(out.p, in.p, n) == 0);
+  CHECK(a.cuEventElapsedTime(&ms, start, done) == 0);
+  CHECK_MSG(ms > 0 && ms < 60000, "%g ms", ms);
+  std::printf("one stream: %d copies in %.2f ms\n", chain + 2, ms);
+  CHECK(a.cuEventElapsedTime(&ms, start, never) != 0);
+
+  // Streams are independent: s2 finishes while s1 is still busy...
+  for (int i = 0; i < chain; ++i)
+    CHECK(a.cuMemcpyDtoDAsync(d3.p, d2.p, n, s1) == 0);
+  for (size_t i = 0; i < n; ++i)
+    in.p[i] = static_cast<unsigned char>(i * 13 + 5);
+  CHECK(a.cuMemcpyHtoDAsync(d1.p, in.p, n, s1) == 0);
+  CHECK(a.cuEventRecord(done, s1) == 0);
+  CHECK(a.cuMemcpyDtoHAsync(out.p, d4.p, n, s2) == 0);
+  CHECK(a.cuStreamSynchronize(s2) == 0);
+  CHECK(a.cuStreamQuery(s1) == kNotReady);
+  // ... and runs after s1's copy only through the event.
+  CHECK(a.cuStreamWaitEvent(s2, done, 0) == 0);
+  CHECK(a.cuMemcpyDtoDAsync(d2.p, d1.p, n, s2) == 0);
+  CHECK(a.cuMemcpyDtoHAsync(out.p, d2.p, n, s2) == 0);
+  CHECK(a.cuStreamSynchronize(s2) == 0);
+  CHECK(a.cuEventQuery(done) == 0);
+  CHECK(std::memcmp(out.p, in.p, n) == 0);
+
+  // The legacy stream is the current context's.
+  CHECK(a.cuMemcpyDtoHAsync(out.p, d3.p, n, nullptr) == 0);
+  CHECK(a.cuStreamSynchronize(nullptr) == 0);
+  int rc = 0;
+  std::thread([&] { rc = a.cuStreamSynchronize(nullptr); }).join();
+  CHECK(rc != 0);
+
+  // Async copies from and to pageable memory: the source is read, and the
+  // destination written, before the call returns.
+  std::vector<unsigned char> pageable(in.p, in.p + n);
+  CHECK(a.cuMemcpyHtoDAsync(d1.p, pageable.data(), n, s1) == 0);
+  std::fill(pageable.begin(), pageable.end(), 0);
+  CHECK(a.cuMemcpyDtoHAsync(pageable.data(), d1.p, n, s1) == 0);
+  CHECK(std::memcmp(pageable.data(), in.p, n) == 0);
+
+  // Registered host memory: host memory, mapped at its own address.
+  std::vector<unsigned char> host(n);
+  unsigned type = 99, managed = 99;
+  CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                address(host.data())) != 0);
+  CHECK(a.cuMemHostRegister(host.data(), n,
+                            cu::CU_MEMHOSTREGISTER_PORTABLE) == 0);
+  CHECK(a.cuMemHostRegister(host.data() + 8, 16, 0) != 0); // overlaps
+  CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                address(host.data() + 100)) == 0 &&
+        type == cu::CU_MEMORYTYPE_HOST);
+  CHECK(a.cuPointerGetAttribute(&managed, cu::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                address(host.data())) == 0 &&
+        managed == 0);
+  cu::CUdeviceptr mapped = 0;
+  CHECK(a.cuMemHostGetDevicePointer(&mapped, host.data(), 0) == 0 &&
+        mapped == address(host.data()));
+  CHECK(a.cuMemHostUnregister(host.data()) == 0);
+  CHECK(a.cuMemHostUnregister(host.data()) != 0);
+  CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                address(host.data())) != 0);
+
+  // Managed memory reads as device memory, and as managed.
+  cu::CUdeviceptr m = 0;
+  CHECK(a.cuMemAllocManaged(&m, n, cu::CU_MEM_ATTACH_GLOBAL) == 0);
+  CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                m) == 0 &&
+        type == cu::CU_MEMORYTYPE_DEVICE);
+  CHECK(a.cuPointerGetAttribute(&managed, cu::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                m) == 0 &&
+        managed == 1);
+  CHECK(a.cuPointerGetAttribute(&managed, cu::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                d1.p) == 0 &&
+        managed == 0);
+
+  // The plural query: no error for pageable memory, null attributes.
+  int attrs[] = {cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                 cu::CU_POINTER_ATTRIBUTE_CONTEXT,
+                 cu::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                 cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  cu::CUcontext owner = nullptr;
+  int ordinal = 99;
+  void *data[] = {&type, &owner, &managed, &ordinal};
+  CHECK(a.cuPointerGetAttributes(4, attrs, data, m) == 0);
+  CHECK(type == cu::CU_MEMORYTYPE_DEVICE && owner == ctx && managed == 1 &&
+        ordinal == 0);
+  CHECK(a.cuMemFree(m) == 0);
+  CHECK(a.cuPointerGetAttributes(4, attrs, data, address(host.data())) == 0);
+  CHECK_MSG(type == 0 && owner == nullptr && managed == 0 && ordinal == -2,
+            "type %u, context %p, managed %u, ordinal %d", type,
+            static_cast<void *>(owner), managed, ordinal);
+
+  // Several threads, each with its stream, at once.
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      a.cuCtxSetCurrent(ctx);
+      cu::CUstream s = nullptr;
+      cu::CUevent e = nullptr;
+      if (a.cuStreamCreate(&s, cu::CU_STREAM_NON_BLOCKING) != 0 ||
+          a.cuEventCreate(&e, cu::CU_EVENT_DISABLE_TIMING) != 0) {
+        ++failures;
+        return;
+      }
+      {
+        DeviceBuffer x(a, n), y(a, n);
+        PinnedBuffer src(a, n), dst(a, n);
+        for (int it = 0; it < 20; ++it) {
+          std::memset(src.p, t * 32 + it, n);
+          a.cuMemcpyHtoDAsync(x.p, src.p, n, s);
+          a.cuMemcpyDtoDAsync(y.p, x.p, n, s);
+          a.cuMemcpyDtoHAsync(dst.p, y.p, n, s);
+          a.cuEventRecord(e, s);
+          if (it % 2)
+            a.cuEventSynchronize(e);
+          else
+            while (a.cuEventQuery(e) == kNotReady)
+              std::this_thread::yield();
+          if (std::memcmp(dst.p, src.p, n) != 0)
+            ++failures;
+        }
+      }
+      if (a.cuEventDestroy(e) != 0 || a.cuStreamDestroy(s) != 0)
+        ++failures;
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  CHECK_MSG(failures == 0, "%d failures", failures.load());
+
+  CHECK(a.cuEventDestroy(start) == 0 && a.cuEventDestroy(done) == 0 &&
+        a.cuEventDestroy(never) == 0);
+  CHECK(a.cuEventDestroy(never) != 0);
+  CHECK(a.cuStreamDestroy(s1) == 0 && a.cuStreamDestroy(s2) == 0);
+  CHECK(a.cuDevicePrimaryCtxRelease(dev) == 0);
+
+  // The runtime's pack and unpack on the asynchronous streams (with no
+  // current context, as that test begins).
+  CHECK(a.cuCtxSetCurrent(nullptr) == 0);
+  return fakeDriver();
 }

@@ -1,0 +1,212 @@
+! Two ranks exchange parts of a 2-d array that lives in device memory, with
+! derived datatypes: plain Fortran MPI code (`use mpi`), as an application
+! would write it. With libddtc-mpi preloaded (or linked before the MPI
+! library) the device buffers are moved by ddtc; its Fortran entry points
+! catch the calls that Open MPI's own Fortran bindings would pass straight
+! to the MPI library.
+!
+! The device arrays are Fortran pointers made from the addresses that
+! dm_alloc (device_memory.c) returns; the host never reads or writes them:
+! they are only passed to MPI and copied with dm_to_device / dm_to_host.
+! Every received value is copied back and compared, guard elements
+! included. Rank 0 prints "vector_exchange (Fortran): N checks passed" when
+! every check of both ranks passed; the status is 1 on any mismatch, 77
+! when there is no GPU.
+program vector_exchange
+  use mpi
+  use, intrinsic :: iso_c_binding
+  implicit none
+
+  interface
+    subroutine dm_init() bind(C, name='dm_init')
+    end subroutine
+    function dm_alloc(bytes) bind(C, name='dm_alloc') result(p)
+      import :: c_ptr, c_size_t
+      integer(c_size_t), value :: bytes
+      type(c_ptr) :: p
+    end function
+    subroutine dm_free(p) bind(C, name='dm_free')
+      import :: c_ptr
+      type(c_ptr), value :: p
+    end subroutine
+    subroutine dm_to_device(dst, src, bytes) bind(C, name='dm_to_device')
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: dst, src
+      integer(c_size_t), value :: bytes
+    end subroutine
+    subroutine dm_to_host(dst, src, bytes) bind(C, name='dm_to_host')
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: dst, src
+      integer(c_size_t), value :: bytes
+    end subroutine
+    subroutine dm_require_ddtc() bind(C, name='dm_require_ddtc')
+    end subroutine
+  end interface
+
+  integer, parameter :: dp = c_double
+  integer(c_size_t), parameter :: word = c_sizeof(1.0_dp)
+  ! The array each rank holds (rows x cols, Fortran order), the block of
+  ! `width` rows that is sent (strided in memory) and where it arrives.
+  integer, parameter :: rows = 48, cols = 64, width = 3
+  integer, parameter :: send_row = 5, recv_row = 40, guard = 8, nsum = 1000
+
+  integer :: ierr, rank, nproc, other, i, j, k, count
+  integer :: passed, failed, totals(2)
+  integer :: block, flat, req(2), status(MPI_STATUS_SIZE)
+  real(dp), allocatable, target :: h(:, :), want(:, :), want1(:)
+  real(dp), pointer, contiguous :: a(:, :), b(:, :), r(:), s(:)
+  type(c_ptr) :: pa, pb, pr, ps
+
+  passed = 0
+  failed = 0
+  call dm_init()
+  call MPI_INIT(ierr)
+  call dm_require_ddtc()
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, nproc, ierr)
+  if (nproc /= 2) then
+    if (rank == 0) print '(a,i0,a)', 'vector_exchange: run it on 2 ranks (not ', nproc, ')'
+    call MPI_FINALIZE(ierr)
+    stop 1
+  end if
+  other = 1 - rank
+
+  ! This rank's array, on the device.
+  allocate (h(rows, cols), want(rows, cols))
+  do j = 1, cols
+    do i = 1, rows
+      h(i, j) = value(rank, i, j)
+    end do
+  end do
+  pa = dm_alloc(word * rows * cols)
+  call c_f_pointer(pa, a, [rows, cols])
+  call dm_to_device(pa, c_loc(h), word * rows * cols)
+
+  ! A block of `width` rows, and a contiguous type of the same signature.
+  call MPI_TYPE_VECTOR(cols, width, rows, MPI_DOUBLE_PRECISION, block, ierr)
+  call MPI_TYPE_CONTIGUOUS(width * cols, MPI_DOUBLE_PRECISION, flat, ierr)
+  call MPI_TYPE_COMMIT(block, ierr)
+  call MPI_TYPE_COMMIT(flat, ierr)
+
+  ! 1. MPI_SENDRECV: the row block arrives as width x cols contiguous values.
+  allocate (want1(width * cols + guard))
+  want1 = -1.0_dp
+  pr = dm_alloc(word * size(want1))
+  call c_f_pointer(pr, r, [size(want1)])
+  call dm_to_device(pr, c_loc(want1), word * size(want1))
+  call MPI_SENDRECV(a(send_row, 1), 1, block, other, 1, r, 1, flat, other, 1, &
+                    MPI_COMM_WORLD, status, ierr)
+  k = 0
+  do j = 1, cols
+    do i = 1, width
+      k = k + 1
+      want1(k) = value(other, send_row + i - 1, j)
+    end do
+  end do
+  call expect('MPI_SENDRECV row block (vector) into a contiguous type', pr, want1, size(want1))
+  call MPI_GET_COUNT(status, flat, count, ierr)
+  call report(status(MPI_SOURCE) == other .and. status(MPI_TAG) == 1 .and. count == 1, &
+              'MPI_SENDRECV status: source, tag, MPI_GET_COUNT')
+  call dm_free(pr)
+
+  ! 2. MPI_ISEND/MPI_IRECV/MPI_WAITALL: the block lands in rows recv_row...
+  ! of the receiver's own array; every other element stays.
+  want = -2.0_dp
+  pb = dm_alloc(word * rows * cols)
+  call c_f_pointer(pb, b, [rows, cols])
+  call dm_to_device(pb, c_loc(want), word * rows * cols)
+  call MPI_IRECV(b(recv_row, 1), 1, block, other, 2, MPI_COMM_WORLD, req(1), ierr)
+  call MPI_ISEND(a(send_row, 1), 1, block, other, 2, MPI_COMM_WORLD, req(2), ierr)
+  call MPI_WAITALL(2, req, MPI_STATUSES_IGNORE, ierr)
+  do j = 1, cols
+    do i = 1, width
+      want(recv_row + i - 1, j) = value(other, send_row + i - 1, j)
+    end do
+  end do
+  call expect('MPI_ISEND/MPI_IRECV/MPI_WAITALL row block into a row block', pb, want, rows * cols)
+  call report(all(req == MPI_REQUEST_NULL), 'MPI_WAITALL (MPI_STATUSES_IGNORE) freed the requests')
+  call dm_free(pb)
+
+  ! 3. MPI_ALLREDUCE with MPI_IN_PLACE on device memory.
+  deallocate (want1)
+  allocate (want1(nsum))
+  do k = 1, nsum
+    want1(k) = (rank + 1) * k
+  end do
+  ps = dm_alloc(word * nsum)
+  call c_f_pointer(ps, s, [nsum])
+  call dm_to_device(ps, c_loc(want1), word * nsum)
+  call MPI_ALLREDUCE(MPI_IN_PLACE, s, nsum, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  do k = 1, nsum
+    want1(k) = 3 * k
+  end do
+  call expect('MPI_ALLREDUCE with MPI_IN_PLACE', ps, want1, nsum)
+  call dm_free(ps)
+
+  ! The sender's array must be as it was.
+  call expect('the sent array is unchanged', pa, h, rows * cols)
+
+  call MPI_TYPE_FREE(block, ierr)
+  call MPI_TYPE_FREE(flat, ierr)
+  call dm_free(pa)
+
+  call MPI_ALLREDUCE([passed, failed], totals, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    if (totals(2) == 0) then
+      print '(a,i0,a)', 'vector_exchange (Fortran): ', totals(1), ' checks passed'
+    else
+      print '(a,i0,a,i0,a)', 'vector_exchange (Fortran): ', totals(2), ' of ', &
+        totals(1) + totals(2), ' checks FAILED'
+    end if
+  end if
+  call MPI_FINALIZE(ierr)
+  if (totals(2) /= 0) stop 1
+
+contains
+
+  pure real(dp) function value(owner, i, j)
+    integer, intent(in) :: owner, i, j
+    value = owner * 100000.0_dp + i * 100.0_dp + j + 0.25_dp
+  end function
+
+  subroutine report(ok, what)
+    logical, intent(in) :: ok
+    character(*), intent(in) :: what
+    if (ok) then
+      print '(a,i0,2a)', 'PASS rank ', rank, ': ', what
+      passed = passed + 1
+    else
+      print '(a,i0,2a)', 'FAIL rank ', rank, ': ', what
+      failed = failed + 1
+    end if
+  end subroutine
+
+  ! Compares n values of device memory with what is expected there.
+  subroutine expect(what, device, expected, n)
+    character(*), intent(in) :: what
+    type(c_ptr), intent(in) :: device
+    integer, intent(in) :: n
+    real(dp), intent(in) :: expected(*)
+    real(dp), allocatable, target :: got(:)
+    integer :: bad, first, m
+    allocate (got(n))
+    call dm_to_host(c_loc(got), device, word * n)
+    bad = 0
+    first = 0
+    do m = 1, n
+      if (got(m) /= expected(m)) then
+        bad = bad + 1
+        if (first == 0) first = m
+      end if
+    end do
+    if (bad == 0) then
+      call report(.true., what)
+    else
+      print '(a,i0,a,i0,a,i0,a,g0,a,g0,a)', 'rank ', rank, ': ', bad, &
+        ' values differ, the first at ', first, ' (', got(first), ', expected ', &
+        expected(first), ')'
+      call report(.false., what)
+    end if
+  end subroutine
+
+end program

@@ -1,0 +1,223 @@
+//===- DeviceMemory.cpp - Buffer classification, streams, the pinned pool ---===//
+//
+// The CUDA driver is the runtime's (loaded at run time, DDTC_CUDA_DRIVER
+// honoured): without one every buffer is host memory and the layer only
+// forwards. One stream per thread and context keeps threads from waiting on
+// each other's work.
+//===----------------------------------------------------------------------===//
+
+#include "Layer.h"
+
+#include "CUDADriver.h"
+
+#include <map>
+#include <vector>
+
+namespace ddtc::mpi {
+namespace {
+
+const cu::DriverAPI *driver() {
+  static const cu::DriverAPI *api = [] {
+    std::string error;
+    const cu::DriverAPI *a = cu::getDriver(error);
+    if (!a)
+      note(2, "no CUDA driver (%s): every buffer is host memory",
+           error.c_str());
+    return a;
+  }();
+  return api;
+}
+
+/// Makes a context current on this thread: the primary context of the
+/// device holding `address` (else device 0), as the CUDA runtime would.
+cu::CUcontext ensureContext(const cu::DriverAPI &api, const void *address) {
+  cu::CUcontext ctx = nullptr;
+  api.cuCtxGetCurrent(&ctx);
+  if (ctx)
+    return ctx;
+  int ordinal = 0;
+  if (address &&
+      api.cuPointerGetAttribute(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                reinterpret_cast<cu::CUdeviceptr>(address)) !=
+          cu::CUDA_SUCCESS)
+    ordinal = 0;
+  cu::CUdevice dev = 0;
+  if (api.cuDeviceGet(&dev, ordinal) != cu::CUDA_SUCCESS ||
+      api.cuDevicePrimaryCtxRetain(&ctx, dev) != cu::CUDA_SUCCESS)
+    return nullptr;
+  api.cuCtxSetCurrent(ctx);
+  return ctx;
+}
+
+struct ThreadStreams {
+  std::vector<std::pair<cu::CUcontext, cu::CUstream>> streams;
+  ~ThreadStreams() {
+    // Streams of exiting threads are left to the context: destroying them
+    // here could race with the driver's own teardown at process exit.
+  }
+};
+thread_local ThreadStreams threadStreams;
+
+std::mutex poolMutex;
+std::map<size_t, std::vector<void *>> pool; // by rounded size
+
+size_t roundSize(size_t bytes) {
+  size_t s = 4096;
+  while (s < bytes)
+    s <<= 1;
+  return s;
+}
+
+} // namespace
+
+bool haveDriver() { return driver() != nullptr; }
+
+bool isDeviceBuffer(const void *address) {
+  const cu::DriverAPI *api = driver();
+  if (!api || !address)
+    return false;
+  unsigned memType = 0;
+  unsigned managed = 0;
+  int attrs[2] = {cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                  cu::CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void *data[2] = {&memType, &managed};
+  if (api->cuPointerGetAttributes(2, attrs, data,
+                                  reinterpret_cast<cu::CUdeviceptr>(address)) !=
+      cu::CUDA_SUCCESS)
+    return false;
+  return memType == cu::CU_MEMORYTYPE_DEVICE && !managed;
+}
+
+void *threadStream(const void *address) {
+  const cu::DriverAPI *api = driver();
+  if (!api)
+    return nullptr;
+  cu::CUcontext ctx = ensureContext(*api, address);
+  if (!ctx)
+    return nullptr;
+  for (auto &[c, s] : threadStreams.streams)
+    if (c == ctx)
+      return s;
+  cu::CUstream s = nullptr;
+  if (api->cuStreamCreate(&s, cu::CU_STREAM_NON_BLOCKING) != cu::CUDA_SUCCESS)
+    return nullptr;
+  threadStreams.streams.emplace_back(ctx, s);
+  return s;
+}
+
+bool syncStream(void *stream, std::string &error) {
+  const cu::DriverAPI *api = driver();
+  if (!api)
+    return false;
+  cu::CUresult rc = api->cuStreamSynchronize(static_cast<cu::CUstream>(stream));
+  if (rc != cu::CUDA_SUCCESS) {
+    error = cu::describeError(*api, "cuStreamSynchronize", rc);
+    return false;
+  }
+  return true;
+}
+
+void *recordEvent(void *stream) {
+  const cu::DriverAPI *api = driver();
+  cu::CUevent e = nullptr;
+  if (!api ||
+      api->cuEventCreate(&e, cu::CU_EVENT_DISABLE_TIMING) != cu::CUDA_SUCCESS)
+    return nullptr;
+  if (api->cuEventRecord(e, static_cast<cu::CUstream>(stream)) !=
+      cu::CUDA_SUCCESS) {
+    api->cuEventDestroy(e);
+    return nullptr;
+  }
+  return e;
+}
+
+bool eventDone(void *event) {
+  const cu::DriverAPI *api = driver();
+  return !event || !api ||
+         api->cuEventQuery(static_cast<cu::CUevent>(event)) !=
+             cu::CUDA_ERROR_NOT_READY;
+}
+
+void releaseEvent(void *event) {
+  if (const cu::DriverAPI *api = driver(); api && event)
+    api->cuEventDestroy(static_cast<cu::CUevent>(event));
+}
+
+bool copyToHostAsync(void *host, const void *device, size_t bytes,
+                     void *stream) {
+  const cu::DriverAPI *api = driver();
+  return api && (bytes == 0 ||
+                 api->cuMemcpyDtoHAsync(
+                     host, reinterpret_cast<cu::CUdeviceptr>(device), bytes,
+                     static_cast<cu::CUstream>(stream)) == cu::CUDA_SUCCESS);
+}
+
+bool copyToDeviceAsync(void *device, const void *host, size_t bytes,
+                       void *stream) {
+  const cu::DriverAPI *api = driver();
+  return api && (bytes == 0 ||
+                 api->cuMemcpyHtoDAsync(
+                     reinterpret_cast<cu::CUdeviceptr>(device), host, bytes,
+                     static_cast<cu::CUstream>(stream)) == cu::CUDA_SUCCESS);
+}
+
+bool copyToHost(void *host, const void *device, size_t bytes) {
+  const cu::DriverAPI *api = driver();
+  if (!api || !ensureContext(*api, device))
+    return false;
+  return bytes == 0 ||
+         api->cuMemcpyDtoH(host, reinterpret_cast<cu::CUdeviceptr>(device),
+                           bytes) == cu::CUDA_SUCCESS;
+}
+
+bool copyToDevice(void *device, const void *host, size_t bytes) {
+  const cu::DriverAPI *api = driver();
+  if (!api || !ensureContext(*api, device))
+    return false;
+  return bytes == 0 ||
+         api->cuMemcpyHtoD(reinterpret_cast<cu::CUdeviceptr>(device), host,
+                           bytes) == cu::CUDA_SUCCESS;
+}
+
+void *pinnedAcquire(size_t bytes) {
+  size_t size = roundSize(bytes);
+  {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    auto &list = pool[size];
+    if (!list.empty()) {
+      void *p = list.back();
+      list.pop_back();
+      return p;
+    }
+  }
+  const cu::DriverAPI *api = driver();
+  if (!api || !ensureContext(*api, nullptr))
+    return nullptr;
+  void *p = nullptr;
+  if (api->cuMemHostAlloc(&p, size,
+                          cu::CU_MEMHOSTALLOC_PORTABLE |
+                              cu::CU_MEMHOSTALLOC_DEVICEMAP) !=
+      cu::CUDA_SUCCESS)
+    return nullptr;
+  note(2, "pinned pool: %zu bytes allocated", size);
+  return p;
+}
+
+void pinnedRelease(void *p, size_t bytes) {
+  if (!p)
+    return;
+  std::lock_guard<std::mutex> lock(poolMutex);
+  pool[roundSize(bytes)].push_back(p);
+}
+
+void pinnedTrim() {
+  const cu::DriverAPI *api = driver();
+  std::lock_guard<std::mutex> lock(poolMutex);
+  for (auto &[size, list] : pool)
+    for (void *p : list)
+      if (api)
+        api->cuMemFreeHost(p);
+  pool.clear();
+}
+
+} // namespace ddtc::mpi

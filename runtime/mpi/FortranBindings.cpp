@@ -1,0 +1,945 @@
+//===- FortranBindings.cpp - Fortran entry points of libddtc-mpi ----------===//
+//
+// Open MPI's Fortran bindings (mpif.h, `use mpi`, and through them `use
+// mpi_f08`) call PMPI_* directly, so a Fortran program never reaches the C
+// MPI_* functions that libddtc-mpi interposes. This file gives it its own
+// entry points: each function below converts the Fortran arguments (handles,
+// statuses, request arrays, the MPI_BOTTOM / MPI_IN_PLACE / MPI_STATUS_IGNORE
+// sentinels) and calls the C MPI_* function, which is the interposed wrapper
+// of this library (never PMPI_*: that would bypass it).
+//
+// Every function has one implementation, ddtc_fortran_<name>, exported under
+// the five names a Fortran caller may use for it:
+//   mpi_send_   gfortran, ifort (one trailing underscore, the usual form)
+//   mpi_send__  g77 / -fsecond-underscore
+//   mpi_send    no underscore (xlf, -fno-underscoring)
+//   MPI_SEND    upper case (Cray, Windows-style compilers)
+//   ompi_send_f what Open MPI's mpi_f08 module procedures call, with the
+//               same arguments as the mpif.h form
+//
+// The sentinels are the addresses of Fortran common blocks that live in the
+// MPI library's Fortran support (mpi_fortran_bottom_ and friends). They are
+// looked up once, at the first call that needs them, with
+// dlsym(RTLD_DEFAULT), so that a C program that never loads the Fortran
+// libraries still loads this one; a sentinel that cannot be found is simply
+// never matched.
+//===----------------------------------------------------------------------===//
+
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <vector>
+
+// The value a Fortran LOGICAL .TRUE. has for the compiler of the calling
+// program: 1 for gfortran, flang and nvfortran; ifort uses -1 unless built
+// with -fpscomp logicals.
+#ifndef DDTC_FORTRAN_TRUE
+#define DDTC_FORTRAN_TRUE 1
+#endif
+
+namespace {
+
+// INTEGERs per Fortran status (MPI_STATUS_SIZE).
+#ifdef MPI_F_STATUS_SIZE
+constexpr std::size_t kStatusSize = MPI_F_STATUS_SIZE;
+#else
+constexpr std::size_t kStatusSize = sizeof(MPI_Status) / sizeof(MPI_Fint);
+#endif
+
+constexpr MPI_Fint kTrue = DDTC_FORTRAN_TRUE;
+
+//===-- Sentinels ---------------------------------------------------------===//
+
+// The four name forms of one Fortran common block.
+struct CommonBlock {
+  const void *address[4];
+
+  explicit CommonBlock(const char *const (&names)[4]) {
+    for (int i = 0; i < 4; ++i)
+      address[i] = dlsym(RTLD_DEFAULT, names[i]);
+  }
+
+  bool matches(const void *p) const {
+    if (!p)
+      return false;
+    for (const void *a : address)
+      if (a == p)
+        return true;
+    return false;
+  }
+};
+
+struct Sentinels {
+  CommonBlock bottom{{"mpi_fortran_bottom_", "mpi_fortran_bottom__",
+                      "mpi_fortran_bottom", "MPI_FORTRAN_BOTTOM"}};
+  CommonBlock inPlace{{"mpi_fortran_in_place_", "mpi_fortran_in_place__",
+                       "mpi_fortran_in_place", "MPI_FORTRAN_IN_PLACE"}};
+  CommonBlock statusIgnore{
+      {"mpi_fortran_status_ignore_", "mpi_fortran_status_ignore__",
+       "mpi_fortran_status_ignore", "MPI_FORTRAN_STATUS_IGNORE"}};
+  CommonBlock statusesIgnore{
+      {"mpi_fortran_statuses_ignore_", "mpi_fortran_statuses_ignore__",
+       "mpi_fortran_statuses_ignore", "MPI_FORTRAN_STATUSES_IGNORE"}};
+};
+
+const Sentinels &sentinels() {
+  static const Sentinels s;
+  return s;
+}
+
+bool isStatusIgnore(const MPI_Fint *s) {
+  return !s || (MPI_F_STATUS_IGNORE && s == MPI_F_STATUS_IGNORE) ||
+         sentinels().statusIgnore.matches(s);
+}
+
+bool isStatusesIgnore(const MPI_Fint *s) {
+  return !s || (MPI_F_STATUSES_IGNORE && s == MPI_F_STATUSES_IGNORE) ||
+         sentinels().statusesIgnore.matches(s);
+}
+
+// A buffer argument: the Fortran MPI_BOTTOM becomes the C one.
+void *buffer(void *p) { return sentinels().bottom.matches(p) ? MPI_BOTTOM : p; }
+
+// A buffer argument that may also be MPI_IN_PLACE.
+void *placeBuffer(void *p) {
+  return sentinels().inPlace.matches(p) ? MPI_IN_PLACE : buffer(p);
+}
+
+//===-- Handles and scalars -----------------------------------------------===//
+
+MPI_Comm comm(const MPI_Fint *c) { return MPI_Comm_f2c(*c); }
+MPI_Datatype type(const MPI_Fint *t) { return MPI_Type_f2c(*t); }
+MPI_Op op(const MPI_Fint *o) { return MPI_Op_f2c(*o); }
+int integer(const MPI_Fint *i) { return static_cast<int>(*i); }
+
+void setError(MPI_Fint *ierr, int rc) {
+  if (ierr)
+    *ierr = static_cast<MPI_Fint>(rc);
+}
+
+void setLogical(MPI_Fint *flag, int value) { *flag = value ? kTrue : 0; }
+
+// The number of entries of the per-process arrays of a collective on `c`:
+// the remote group's size on an intercommunicator when `remote`, else the
+// (local) group's size.
+int groupSize(MPI_Comm c, bool remote) {
+  int inter = 0, n = 0;
+  if (PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS)
+    return 0;
+  if (inter && remote)
+    PMPI_Comm_remote_size(c, &n);
+  else
+    PMPI_Comm_size(c, &n);
+  return n;
+}
+
+// Whether this process is the root of a rooted collective on `c`, that is,
+// whether the root-only arguments are significant here.
+bool isRoot(MPI_Comm c, int root) {
+  int inter = 0;
+  if (PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS)
+    return false;
+  if (inter)
+    return root == MPI_ROOT;
+  int rank = -1;
+  PMPI_Comm_rank(c, &rank);
+  return rank == root;
+}
+
+//===-- Arrays ------------------------------------------------------------===//
+
+// Storage for n converted elements, on the stack when n is small.
+template <typename T, std::size_t N = 32> class Scratch {
+public:
+  explicit Scratch(int n) {
+    if (n > static_cast<int>(N)) {
+      heap_.resize(static_cast<std::size_t>(n));
+      data_ = heap_.data();
+    }
+  }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  T *data() { return data_; }
+  T &operator[](int i) { return data_[i]; }
+
+private:
+  T local_[N];
+  std::vector<T> heap_;
+  T *data_ = local_;
+};
+
+// A Fortran INTEGER array read as C ints, converted element by element.
+class Integers {
+public:
+  Integers(const MPI_Fint *f, int n) : c_(n) {
+    for (int i = 0; i < n; ++i)
+      c_[i] = static_cast<int>(f[i]);
+  }
+  const int *get() { return c_.data(); }
+
+private:
+  Scratch<int> c_;
+};
+
+// An array of Fortran datatype handles.
+class Types {
+public:
+  Types(const MPI_Fint *f, int n) : c_(n) {
+    for (int i = 0; i < n; ++i)
+      c_[i] = MPI_Type_f2c(f[i]);
+  }
+  const MPI_Datatype *get() { return c_.data(); }
+
+private:
+  Scratch<MPI_Datatype> c_;
+};
+
+// An array of Fortran request handles, written back after the call: a
+// completed nonpersistent request becomes MPI_REQUEST_NULL.
+class Requests {
+public:
+  Requests(MPI_Fint *f, int n) : f_(f), n_(n), c_(n) {
+    for (int i = 0; i < n; ++i)
+      c_[i] = MPI_Request_f2c(f[i]);
+  }
+  MPI_Request *get() { return c_.data(); }
+  void put(int i) { f_[i] = MPI_Request_c2f(c_[i]); }
+  void putAll() {
+    for (int i = 0; i < n_; ++i)
+      put(i);
+  }
+
+private:
+  MPI_Fint *f_;
+  int n_;
+  Scratch<MPI_Request> c_;
+};
+
+// One Fortran status argument (or MPI_STATUS_IGNORE).
+class StatusOut {
+public:
+  explicit StatusOut(MPI_Fint *f) : f_(isStatusIgnore(f) ? nullptr : f) {}
+  MPI_Status *get() { return f_ ? &c_ : MPI_STATUS_IGNORE; }
+  void put() {
+    if (f_)
+      MPI_Status_c2f(&c_, f_);
+  }
+
+private:
+  MPI_Fint *f_;
+  MPI_Status c_{};
+};
+
+// An array of Fortran statuses (or MPI_STATUSES_IGNORE).
+class StatusesOut {
+public:
+  StatusesOut(MPI_Fint *f, int n)
+      : f_(isStatusesIgnore(f) ? nullptr : f), c_(f_ ? n : 0) {}
+  MPI_Status *get() { return f_ ? c_.data() : MPI_STATUSES_IGNORE; }
+  void put(int i) {
+    if (f_)
+      MPI_Status_c2f(&c_[i], f_ + static_cast<std::size_t>(i) * kStatusSize);
+  }
+
+private:
+  MPI_Fint *f_;
+  Scratch<MPI_Status, 8> c_;
+};
+
+int nonNegative(int n) { return n < 0 ? 0 : n; }
+
+// Fortran indices count from 1.
+MPI_Fint fortranIndex(int c) {
+  return c == MPI_UNDEFINED ? MPI_UNDEFINED : static_cast<MPI_Fint>(c + 1);
+}
+
+} // namespace
+
+//===-- Entry points ------------------------------------------------------===//
+
+// Exports the implementation ddtc_fortran_<name> under the Fortran names of
+// MPI_<Name> (see the file comment).
+#define DDTC_FORTRAN_ALIAS(impl, name)                                         \
+  extern "C" __attribute__((alias(#impl), visibility("default")))              \
+  decltype(impl) name;
+#define DDTC_FORTRAN(lower, upper)                                             \
+  DDTC_FORTRAN_ALIAS(ddtc_fortran_##lower, mpi_##lower##_)                     \
+  DDTC_FORTRAN_ALIAS(ddtc_fortran_##lower, mpi_##lower##__)                    \
+  DDTC_FORTRAN_ALIAS(ddtc_fortran_##lower, mpi_##lower)                        \
+  DDTC_FORTRAN_ALIAS(ddtc_fortran_##lower, MPI_##upper)                        \
+  DDTC_FORTRAN_ALIAS(ddtc_fortran_##lower, ompi_##lower##_f)
+
+#define DDTC_FORTRAN_IMPL extern "C" __attribute__((visibility("hidden"))) void
+
+//===-- Start and end -----------------------------------------------------===//
+
+DDTC_FORTRAN_IMPL ddtc_fortran_init(MPI_Fint *ierr) {
+  setError(ierr, MPI_Init(nullptr, nullptr));
+}
+DDTC_FORTRAN(init, INIT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_init_thread(MPI_Fint *required,
+                                           MPI_Fint *provided, MPI_Fint *ierr) {
+  int p = MPI_THREAD_SINGLE;
+  int rc = MPI_Init_thread(nullptr, nullptr, integer(required), &p);
+  if (rc == MPI_SUCCESS)
+    *provided = p;
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(init_thread, INIT_THREAD)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_finalize(MPI_Fint *ierr) {
+  setError(ierr, MPI_Finalize());
+}
+DDTC_FORTRAN(finalize, FINALIZE)
+
+//===-- Point to point ----------------------------------------------------===//
+
+#define DDTC_FORTRAN_SEND(lower, upper, Name)                                  \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(void *buf, MPI_Fint *count,           \
+                                         MPI_Fint *datatype, MPI_Fint *dest,   \
+                                         MPI_Fint *tag, MPI_Fint *c,           \
+                                         MPI_Fint *ierr) {                     \
+    setError(ierr, MPI_##Name(buffer(buf), integer(count), type(datatype),     \
+                              integer(dest), integer(tag), comm(c)));          \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_SEND(send, SEND, Send)
+DDTC_FORTRAN_SEND(bsend, BSEND, Bsend)
+DDTC_FORTRAN_SEND(ssend, SSEND, Ssend)
+DDTC_FORTRAN_SEND(rsend, RSEND, Rsend)
+
+// The nonblocking and persistent sends and receives: a buffer, a count, a
+// type, a peer, a tag, a communicator and a new request.
+#define DDTC_FORTRAN_ISEND(lower, upper, Name)                                 \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *peer,          \
+      MPI_Fint *tag, MPI_Fint *c, MPI_Fint *request, MPI_Fint *ierr) {         \
+    MPI_Request r = MPI_REQUEST_NULL;                                          \
+    int rc = MPI_##Name(buffer(buf), integer(count), type(datatype),           \
+                        integer(peer), integer(tag), comm(c), &r);             \
+    if (rc == MPI_SUCCESS)                                                     \
+      *request = MPI_Request_c2f(r);                                           \
+    setError(ierr, rc);                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_ISEND(isend, ISEND, Isend)
+DDTC_FORTRAN_ISEND(ibsend, IBSEND, Ibsend)
+DDTC_FORTRAN_ISEND(issend, ISSEND, Issend)
+DDTC_FORTRAN_ISEND(irsend, IRSEND, Irsend)
+DDTC_FORTRAN_ISEND(send_init, SEND_INIT, Send_init)
+DDTC_FORTRAN_ISEND(bsend_init, BSEND_INIT, Bsend_init)
+DDTC_FORTRAN_ISEND(ssend_init, SSEND_INIT, Ssend_init)
+DDTC_FORTRAN_ISEND(rsend_init, RSEND_INIT, Rsend_init)
+DDTC_FORTRAN_ISEND(irecv, IRECV, Irecv)
+DDTC_FORTRAN_ISEND(recv_init, RECV_INIT, Recv_init)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_recv(void *buf, MPI_Fint *count,
+                                    MPI_Fint *datatype, MPI_Fint *source,
+                                    MPI_Fint *tag, MPI_Fint *c,
+                                    MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  int rc = MPI_Recv(buffer(buf), integer(count), type(datatype),
+                    integer(source), integer(tag), comm(c), s.get());
+  if (rc == MPI_SUCCESS)
+    s.put();
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(recv, RECV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_sendrecv(
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
+    MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
+    MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *c, MPI_Fint *status,
+    MPI_Fint *ierr) {
+  StatusOut s(status);
+  int rc = MPI_Sendrecv(buffer(sendbuf), integer(sendcount), type(sendtype),
+                        integer(dest), integer(sendtag), buffer(recvbuf),
+                        integer(recvcount), type(recvtype), integer(source),
+                        integer(recvtag), comm(c), s.get());
+  if (rc == MPI_SUCCESS)
+    s.put();
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(sendrecv, SENDRECV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_sendrecv_replace(
+    void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest,
+    MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *c,
+    MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  int rc = MPI_Sendrecv_replace(buffer(buf), integer(count), type(datatype),
+                                integer(dest), integer(sendtag),
+                                integer(source), integer(recvtag), comm(c),
+                                s.get());
+  if (rc == MPI_SUCCESS)
+    s.put();
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(sendrecv_replace, SENDRECV_REPLACE)
+
+//===-- Probes and matched receives ---------------------------------------===//
+
+DDTC_FORTRAN_IMPL ddtc_fortran_probe(MPI_Fint *source, MPI_Fint *tag,
+                                     MPI_Fint *c, MPI_Fint *status,
+                                     MPI_Fint *ierr) {
+  StatusOut s(status);
+  int rc = MPI_Probe(integer(source), integer(tag), comm(c), s.get());
+  if (rc == MPI_SUCCESS)
+    s.put();
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(probe, PROBE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_iprobe(MPI_Fint *source, MPI_Fint *tag,
+                                      MPI_Fint *c, MPI_Fint *flag,
+                                      MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  int f = 0;
+  int rc = MPI_Iprobe(integer(source), integer(tag), comm(c), &f, s.get());
+  if (rc == MPI_SUCCESS) {
+    setLogical(flag, f);
+    if (f)
+      s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(iprobe, IPROBE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_mprobe(MPI_Fint *source, MPI_Fint *tag,
+                                      MPI_Fint *c, MPI_Fint *message,
+                                      MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  MPI_Message m = MPI_MESSAGE_NULL;
+  int rc = MPI_Mprobe(integer(source), integer(tag), comm(c), &m, s.get());
+  if (rc == MPI_SUCCESS) {
+    *message = MPI_Message_c2f(m);
+    s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(mprobe, MPROBE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_improbe(MPI_Fint *source, MPI_Fint *tag,
+                                       MPI_Fint *c, MPI_Fint *flag,
+                                       MPI_Fint *message, MPI_Fint *status,
+                                       MPI_Fint *ierr) {
+  StatusOut s(status);
+  MPI_Message m = MPI_MESSAGE_NULL;
+  int f = 0;
+  int rc =
+      MPI_Improbe(integer(source), integer(tag), comm(c), &f, &m, s.get());
+  if (rc == MPI_SUCCESS) {
+    setLogical(flag, f);
+    if (f) {
+      *message = MPI_Message_c2f(m);
+      s.put();
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(improbe, IMPROBE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_mrecv(void *buf, MPI_Fint *count,
+                                     MPI_Fint *datatype, MPI_Fint *message,
+                                     MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  MPI_Message m = MPI_Message_f2c(*message);
+  int rc = MPI_Mrecv(buffer(buf), integer(count), type(datatype), &m, s.get());
+  if (rc == MPI_SUCCESS) {
+    *message = MPI_Message_c2f(m);
+    s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(mrecv, MRECV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_imrecv(void *buf, MPI_Fint *count,
+                                      MPI_Fint *datatype, MPI_Fint *message,
+                                      MPI_Fint *request, MPI_Fint *ierr) {
+  MPI_Message m = MPI_Message_f2c(*message);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPI_Imrecv(buffer(buf), integer(count), type(datatype), &m, &r);
+  if (rc == MPI_SUCCESS) {
+    *message = MPI_Message_c2f(m);
+    *request = MPI_Request_c2f(r);
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(imrecv, IMRECV)
+
+//===-- Requests ----------------------------------------------------------===//
+
+DDTC_FORTRAN_IMPL ddtc_fortran_start(MPI_Fint *request, MPI_Fint *ierr) {
+  MPI_Request r = MPI_Request_f2c(*request);
+  int rc = MPI_Start(&r);
+  if (rc == MPI_SUCCESS)
+    *request = MPI_Request_c2f(r);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(start, START)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_startall(MPI_Fint *count, MPI_Fint *requests,
+                                        MPI_Fint *ierr) {
+  int n = nonNegative(integer(count));
+  Requests r(requests, n);
+  int rc = MPI_Startall(integer(count), r.get());
+  if (rc == MPI_SUCCESS)
+    r.putAll();
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(startall, STARTALL)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_wait(MPI_Fint *request, MPI_Fint *status,
+                                    MPI_Fint *ierr) {
+  StatusOut s(status);
+  MPI_Request r = MPI_Request_f2c(*request);
+  int rc = MPI_Wait(&r, s.get());
+  if (rc == MPI_SUCCESS) {
+    *request = MPI_Request_c2f(r);
+    s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(wait, WAIT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_waitall(MPI_Fint *count, MPI_Fint *requests,
+                                       MPI_Fint *statuses, MPI_Fint *ierr) {
+  int n = nonNegative(integer(count));
+  Requests r(requests, n);
+  StatusesOut s(statuses, n);
+  int rc = MPI_Waitall(integer(count), r.get(), s.get());
+  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+    r.putAll();
+    for (int i = 0; i < n; ++i)
+      s.put(i);
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(waitall, WAITALL)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_waitany(MPI_Fint *count, MPI_Fint *requests,
+                                       MPI_Fint *index, MPI_Fint *status,
+                                       MPI_Fint *ierr) {
+  int n = nonNegative(integer(count));
+  Requests r(requests, n);
+  StatusOut s(status);
+  int i = MPI_UNDEFINED;
+  int rc = MPI_Waitany(integer(count), r.get(), &i, s.get());
+  if (rc == MPI_SUCCESS) {
+    if (i != MPI_UNDEFINED && i >= 0 && i < n)
+      r.put(i);
+    *index = fortranIndex(i);
+    s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(waitany, WAITANY)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_waitsome(MPI_Fint *incount, MPI_Fint *requests,
+                                        MPI_Fint *outcount, MPI_Fint *indices,
+                                        MPI_Fint *statuses, MPI_Fint *ierr) {
+  int n = nonNegative(integer(incount));
+  Requests r(requests, n);
+  StatusesOut s(statuses, n);
+  Scratch<int> c(n);
+  int out = MPI_UNDEFINED;
+  int rc = MPI_Waitsome(integer(incount), r.get(), &out, c.data(), s.get());
+  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+    *outcount = static_cast<MPI_Fint>(out);
+    for (int k = 0; out != MPI_UNDEFINED && k < out; ++k) {
+      if (c[k] >= 0 && c[k] < n)
+        r.put(c[k]);
+      indices[k] = fortranIndex(c[k]);
+      s.put(k);
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(waitsome, WAITSOME)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_test(MPI_Fint *request, MPI_Fint *flag,
+                                    MPI_Fint *status, MPI_Fint *ierr) {
+  StatusOut s(status);
+  MPI_Request r = MPI_Request_f2c(*request);
+  int f = 0;
+  int rc = MPI_Test(&r, &f, s.get());
+  if (rc == MPI_SUCCESS) {
+    setLogical(flag, f);
+    if (f) {
+      *request = MPI_Request_c2f(r);
+      s.put();
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(test, TEST)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_testall(MPI_Fint *count, MPI_Fint *requests,
+                                       MPI_Fint *flag, MPI_Fint *statuses,
+                                       MPI_Fint *ierr) {
+  int n = nonNegative(integer(count));
+  Requests r(requests, n);
+  StatusesOut s(statuses, n);
+  int f = 0;
+  int rc = MPI_Testall(integer(count), r.get(), &f, s.get());
+  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+    setLogical(flag, f);
+    if (f) {
+      r.putAll();
+      for (int i = 0; i < n; ++i)
+        s.put(i);
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(testall, TESTALL)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_testany(MPI_Fint *count, MPI_Fint *requests,
+                                       MPI_Fint *index, MPI_Fint *flag,
+                                       MPI_Fint *status, MPI_Fint *ierr) {
+  int n = nonNegative(integer(count));
+  Requests r(requests, n);
+  StatusOut s(status);
+  int i = MPI_UNDEFINED, f = 0;
+  int rc = MPI_Testany(integer(count), r.get(), &i, &f, s.get());
+  if (rc == MPI_SUCCESS) {
+    setLogical(flag, f);
+    *index = fortranIndex(i);
+    if (f) {
+      if (i != MPI_UNDEFINED && i >= 0 && i < n)
+        r.put(i);
+      s.put();
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(testany, TESTANY)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_testsome(MPI_Fint *incount, MPI_Fint *requests,
+                                        MPI_Fint *outcount, MPI_Fint *indices,
+                                        MPI_Fint *statuses, MPI_Fint *ierr) {
+  int n = nonNegative(integer(incount));
+  Requests r(requests, n);
+  StatusesOut s(statuses, n);
+  Scratch<int> c(n);
+  int out = MPI_UNDEFINED;
+  int rc = MPI_Testsome(integer(incount), r.get(), &out, c.data(), s.get());
+  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+    *outcount = static_cast<MPI_Fint>(out);
+    for (int k = 0; out != MPI_UNDEFINED && k < out; ++k) {
+      if (c[k] >= 0 && c[k] < n)
+        r.put(c[k]);
+      indices[k] = fortranIndex(c[k]);
+      s.put(k);
+    }
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(testsome, TESTSOME)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_request_free(MPI_Fint *request,
+                                            MPI_Fint *ierr) {
+  MPI_Request r = MPI_Request_f2c(*request);
+  int rc = MPI_Request_free(&r);
+  if (rc == MPI_SUCCESS)
+    *request = MPI_Request_c2f(r);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(request_free, REQUEST_FREE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_cancel(MPI_Fint *request, MPI_Fint *ierr) {
+  MPI_Request r = MPI_Request_f2c(*request);
+  setError(ierr, MPI_Cancel(&r));
+}
+DDTC_FORTRAN(cancel, CANCEL)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_request_get_status(MPI_Fint *request,
+                                                  MPI_Fint *flag,
+                                                  MPI_Fint *status,
+                                                  MPI_Fint *ierr) {
+  StatusOut s(status);
+  int f = 0;
+  int rc = MPI_Request_get_status(MPI_Request_f2c(*request), &f, s.get());
+  if (rc == MPI_SUCCESS) {
+    setLogical(flag, f);
+    if (f)
+      s.put();
+  }
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(request_get_status, REQUEST_GET_STATUS)
+
+//===-- Statuses and datatypes --------------------------------------------===//
+
+DDTC_FORTRAN_IMPL ddtc_fortran_get_count(MPI_Fint *status, MPI_Fint *datatype,
+                                         MPI_Fint *count, MPI_Fint *ierr) {
+  MPI_Status s{};
+  int rc = MPI_Status_f2c(status, &s);
+  int n = 0;
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Get_count(&s, type(datatype), &n);
+  if (rc == MPI_SUCCESS)
+    *count = static_cast<MPI_Fint>(n);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(get_count, GET_COUNT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_get_elements(MPI_Fint *status,
+                                            MPI_Fint *datatype,
+                                            MPI_Fint *count, MPI_Fint *ierr) {
+  MPI_Status s{};
+  int rc = MPI_Status_f2c(status, &s);
+  int n = 0;
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Get_elements(&s, type(datatype), &n);
+  if (rc == MPI_SUCCESS)
+    *count = static_cast<MPI_Fint>(n);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(get_elements, GET_ELEMENTS)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_type_commit(MPI_Fint *datatype,
+                                           MPI_Fint *ierr) {
+  MPI_Datatype t = type(datatype);
+  int rc = MPI_Type_commit(&t);
+  if (rc == MPI_SUCCESS)
+    *datatype = MPI_Type_c2f(t);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(type_commit, TYPE_COMMIT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_type_free(MPI_Fint *datatype, MPI_Fint *ierr) {
+  MPI_Datatype t = type(datatype);
+  int rc = MPI_Type_free(&t);
+  if (rc == MPI_SUCCESS)
+    *datatype = MPI_Type_c2f(t);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(type_free, TYPE_FREE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_pack(void *inbuf, MPI_Fint *incount,
+                                    MPI_Fint *datatype, void *outbuf,
+                                    MPI_Fint *outsize, MPI_Fint *position,
+                                    MPI_Fint *c, MPI_Fint *ierr) {
+  int pos = integer(position);
+  int rc = MPI_Pack(buffer(inbuf), integer(incount), type(datatype), outbuf,
+                    integer(outsize), &pos, comm(c));
+  if (rc == MPI_SUCCESS)
+    *position = static_cast<MPI_Fint>(pos);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(pack, PACK)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_unpack(void *inbuf, MPI_Fint *insize,
+                                      MPI_Fint *position, void *outbuf,
+                                      MPI_Fint *outcount, MPI_Fint *datatype,
+                                      MPI_Fint *c, MPI_Fint *ierr) {
+  int pos = integer(position);
+  int rc = MPI_Unpack(inbuf, integer(insize), &pos, buffer(outbuf),
+                      integer(outcount), type(datatype), comm(c));
+  if (rc == MPI_SUCCESS)
+    *position = static_cast<MPI_Fint>(pos);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(unpack, UNPACK)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_pack_size(MPI_Fint *incount, MPI_Fint *datatype,
+                                         MPI_Fint *c, MPI_Fint *size,
+                                         MPI_Fint *ierr) {
+  int n = 0;
+  int rc = MPI_Pack_size(integer(incount), type(datatype), comm(c), &n);
+  if (rc == MPI_SUCCESS)
+    *size = static_cast<MPI_Fint>(n);
+  setError(ierr, rc);
+}
+DDTC_FORTRAN(pack_size, PACK_SIZE)
+
+//===-- Collectives -------------------------------------------------------===//
+
+DDTC_FORTRAN_IMPL ddtc_fortran_bcast(void *buf, MPI_Fint *count,
+                                     MPI_Fint *datatype, MPI_Fint *root,
+                                     MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Bcast(buffer(buf), integer(count), type(datatype),
+                           integer(root), comm(c)));
+}
+DDTC_FORTRAN(bcast, BCAST)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_gather(void *sendbuf, MPI_Fint *sendcount,
+                                      MPI_Fint *sendtype, void *recvbuf,
+                                      MPI_Fint *recvcount, MPI_Fint *recvtype,
+                                      MPI_Fint *root, MPI_Fint *c,
+                                      MPI_Fint *ierr) {
+  setError(ierr,
+           MPI_Gather(placeBuffer(sendbuf), integer(sendcount), type(sendtype),
+                      buffer(recvbuf), integer(recvcount), type(recvtype),
+                      integer(root), comm(c)));
+}
+DDTC_FORTRAN(gather, GATHER)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_gatherv(void *sendbuf, MPI_Fint *sendcount,
+                                       MPI_Fint *sendtype, void *recvbuf,
+                                       MPI_Fint *recvcounts, MPI_Fint *displs,
+                                       MPI_Fint *recvtype, MPI_Fint *root,
+                                       MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  // The receive arrays are read at the root only: elsewhere they may be
+  // shorter than the group, or dummies.
+  int n = isRoot(cc, integer(root)) ? groupSize(cc, true) : 0;
+  Integers counts(recvcounts, n), offsets(displs, n);
+  setError(ierr, MPI_Gatherv(placeBuffer(sendbuf), integer(sendcount),
+                             type(sendtype), buffer(recvbuf), counts.get(),
+                             offsets.get(), type(recvtype), integer(root), cc));
+}
+DDTC_FORTRAN(gatherv, GATHERV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_scatter(void *sendbuf, MPI_Fint *sendcount,
+                                       MPI_Fint *sendtype, void *recvbuf,
+                                       MPI_Fint *recvcount, MPI_Fint *recvtype,
+                                       MPI_Fint *root, MPI_Fint *c,
+                                       MPI_Fint *ierr) {
+  setError(ierr,
+           MPI_Scatter(buffer(sendbuf), integer(sendcount), type(sendtype),
+                       placeBuffer(recvbuf), integer(recvcount),
+                       type(recvtype), integer(root), comm(c)));
+}
+DDTC_FORTRAN(scatter, SCATTER)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_scatterv(void *sendbuf, MPI_Fint *sendcounts,
+                                        MPI_Fint *displs, MPI_Fint *sendtype,
+                                        void *recvbuf, MPI_Fint *recvcount,
+                                        MPI_Fint *recvtype, MPI_Fint *root,
+                                        MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int n = isRoot(cc, integer(root)) ? groupSize(cc, true) : 0;
+  Integers counts(sendcounts, n), offsets(displs, n);
+  setError(ierr, MPI_Scatterv(buffer(sendbuf), counts.get(), offsets.get(),
+                              type(sendtype), placeBuffer(recvbuf),
+                              integer(recvcount), type(recvtype),
+                              integer(root), cc));
+}
+DDTC_FORTRAN(scatterv, SCATTERV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_allgather(void *sendbuf, MPI_Fint *sendcount,
+                                         MPI_Fint *sendtype, void *recvbuf,
+                                         MPI_Fint *recvcount,
+                                         MPI_Fint *recvtype, MPI_Fint *c,
+                                         MPI_Fint *ierr) {
+  setError(ierr, MPI_Allgather(placeBuffer(sendbuf), integer(sendcount),
+                               type(sendtype), buffer(recvbuf),
+                               integer(recvcount), type(recvtype), comm(c)));
+}
+DDTC_FORTRAN(allgather, ALLGATHER)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount,
+                                          MPI_Fint *sendtype, void *recvbuf,
+                                          MPI_Fint *recvcounts,
+                                          MPI_Fint *displs, MPI_Fint *recvtype,
+                                          MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int n = groupSize(cc, true);
+  Integers counts(recvcounts, n), offsets(displs, n);
+  setError(ierr, MPI_Allgatherv(placeBuffer(sendbuf), integer(sendcount),
+                                type(sendtype), buffer(recvbuf), counts.get(),
+                                offsets.get(), type(recvtype), cc));
+}
+DDTC_FORTRAN(allgatherv, ALLGATHERV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_alltoall(void *sendbuf, MPI_Fint *sendcount,
+                                        MPI_Fint *sendtype, void *recvbuf,
+                                        MPI_Fint *recvcount,
+                                        MPI_Fint *recvtype, MPI_Fint *c,
+                                        MPI_Fint *ierr) {
+  setError(ierr, MPI_Alltoall(placeBuffer(sendbuf), integer(sendcount),
+                              type(sendtype), buffer(recvbuf),
+                              integer(recvcount), type(recvtype), comm(c)));
+}
+DDTC_FORTRAN(alltoall, ALLTOALL)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts,
+                                         MPI_Fint *sdispls, MPI_Fint *sendtype,
+                                         void *recvbuf, MPI_Fint *recvcounts,
+                                         MPI_Fint *rdispls, MPI_Fint *recvtype,
+                                         MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int n = groupSize(cc, true);
+  void *send = placeBuffer(sendbuf);
+  // With MPI_IN_PLACE the send arrays are not read; the receive ones stand
+  // in for them.
+  bool inPlace = send == MPI_IN_PLACE;
+  Integers rcounts(recvcounts, n), roffsets(rdispls, n);
+  Integers scounts(sendcounts, inPlace ? 0 : n),
+      soffsets(sdispls, inPlace ? 0 : n);
+  setError(ierr, MPI_Alltoallv(
+                     send, inPlace ? rcounts.get() : scounts.get(),
+                     inPlace ? roffsets.get() : soffsets.get(), type(sendtype),
+                     buffer(recvbuf), rcounts.get(), roffsets.get(),
+                     type(recvtype), cc));
+}
+DDTC_FORTRAN(alltoallv, ALLTOALLV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
+                                         MPI_Fint *sdispls, MPI_Fint *sendtypes,
+                                         void *recvbuf, MPI_Fint *recvcounts,
+                                         MPI_Fint *rdispls, MPI_Fint *recvtypes,
+                                         MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int n = groupSize(cc, true);
+  void *send = placeBuffer(sendbuf);
+  bool inPlace = send == MPI_IN_PLACE;
+  Integers rcounts(recvcounts, n), roffsets(rdispls, n);
+  Types rtypes(recvtypes, n);
+  int sn = inPlace ? 0 : n;
+  Integers scounts(sendcounts, sn), soffsets(sdispls, sn);
+  Types stypes(sendtypes, sn);
+  setError(ierr,
+           MPI_Alltoallw(send, inPlace ? rcounts.get() : scounts.get(),
+                         inPlace ? roffsets.get() : soffsets.get(),
+                         inPlace ? rtypes.get() : stypes.get(), buffer(recvbuf),
+                         rcounts.get(), roffsets.get(), rtypes.get(), cc));
+}
+DDTC_FORTRAN(alltoallw, ALLTOALLW)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_reduce(void *sendbuf, void *recvbuf,
+                                      MPI_Fint *count, MPI_Fint *datatype,
+                                      MPI_Fint *o, MPI_Fint *root, MPI_Fint *c,
+                                      MPI_Fint *ierr) {
+  setError(ierr, MPI_Reduce(placeBuffer(sendbuf), buffer(recvbuf),
+                            integer(count), type(datatype), op(o),
+                            integer(root), comm(c)));
+}
+DDTC_FORTRAN(reduce, REDUCE)
+
+// Allreduce, Scan and Exscan: a send buffer (or MPI_IN_PLACE), a receive
+// buffer, a count, a type, an operation and a communicator.
+#define DDTC_FORTRAN_REDUCTION(lower, upper, Name)                             \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,       \
+      MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr) {                              \
+    setError(ierr, MPI_##Name(placeBuffer(sendbuf), buffer(recvbuf),          \
+                              integer(count), type(datatype), op(o),           \
+                              comm(c)));                                       \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_REDUCTION(allreduce, ALLREDUCE, Allreduce)
+DDTC_FORTRAN_REDUCTION(scan, SCAN, Scan)
+DDTC_FORTRAN_REDUCTION(exscan, EXSCAN, Exscan)
+DDTC_FORTRAN_REDUCTION(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
+                       Reduce_scatter_block)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_reduce_scatter(void *sendbuf, void *recvbuf,
+                                              MPI_Fint *recvcounts,
+                                              MPI_Fint *datatype, MPI_Fint *o,
+                                              MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  Integers counts(recvcounts, groupSize(cc, false));
+  setError(ierr,
+           MPI_Reduce_scatter(placeBuffer(sendbuf), buffer(recvbuf),
+                              counts.get(), type(datatype), op(o), cc));
+}
+DDTC_FORTRAN(reduce_scatter, REDUCE_SCATTER)

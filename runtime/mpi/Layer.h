@@ -1,0 +1,206 @@
+//===- Layer.h - libddtc-mpi's internal interfaces ----------------*- C++ -*-===//
+//
+// The MPI layer: settings, buffer classification, the pinned pool, the type
+// cache kept with each MPI datatype, the operations that move device buffers
+// and the requests that stand for them. The MPI_* wrappers (one file per
+// family) only classify and dispatch; every message they send is one message
+// of the MPI library on the user's communicator, peer and tag, holding
+// exactly the bytes MPI_Pack produces, sent as MPI_PACKED (docs/MPI.md).
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_MPI_LAYER_H
+#define DDTC_MPI_LAYER_H
+
+#include <mpi.h>
+
+#include "ddtc/ddtc.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace ddtc::mpi {
+
+//===--- Settings (DDTC_MPI_*) ---------------------------------------------===//
+
+enum class Protocol { Auto, Eager, Pipeline, Staged };
+
+struct Settings {
+  bool disabled = false;        ///< DDTC_MPI_DISABLE: pass everything through
+  int verbose = 0;              ///< DDTC_MPI_VERBOSE
+  int64_t eagerLimit = 65536;   ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
+  int64_t fragment = 1 << 20;   ///< DDTC_MPI_FRAGMENT (bytes per fragment)
+  int depth = 4;                ///< DDTC_MPI_DEPTH (fragments in flight)
+  int maxCtas = 0;              ///< DDTC_MPI_CTAS (0: no cap)
+  Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
+  bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
+};
+
+const Settings &settings();
+/// One line on stderr, "ddtc-mpi[rank]: ...", when DDTC_MPI_VERBOSE >= level.
+void note(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/// The same line once per distinct text (for per-type or per-peer notices).
+void noteOnce(const std::string &text);
+const char *protocolName(Protocol p);
+
+//===--- The CUDA side ------------------------------------------------------===//
+
+/// Whether a CUDA driver could be loaded (else nothing is device memory).
+bool haveDriver();
+/// Where a buffer lives. Managed and host memory go through the MPI library.
+bool isDeviceBuffer(const void *address);
+/// The stream of the calling thread (created on first use in the context of
+/// `address`'s device); null when no driver.
+void *threadStream(const void *address);
+/// Waits for the stream; returns false and reports on failure.
+bool syncStream(void *stream, std::string &error);
+/// An event recorded on `stream` now; query with eventDone.
+void *recordEvent(void *stream);
+bool eventDone(void *event);
+void releaseEvent(void *event);
+/// Asynchronous copies on `stream` between device and pinned memory.
+bool copyToHostAsync(void *host, const void *device, size_t bytes,
+                     void *stream);
+bool copyToDeviceAsync(void *device, const void *host, size_t bytes,
+                       void *stream);
+/// Synchronous copies between device memory and any host memory.
+bool copyToHost(void *host, const void *device, size_t bytes);
+bool copyToDevice(void *device, const void *host, size_t bytes);
+
+/// Page-locked, device-mapped host memory from a pool (sizes rounded up to
+/// powers of two and kept for reuse: registering memory is slow).
+void *pinnedAcquire(size_t bytes);
+void pinnedRelease(void *p, size_t bytes);
+void pinnedTrim(); ///< frees the pool (at finalize)
+
+//===--- Types ----------------------------------------------------------------===//
+
+/// What the layer keeps with an MPI datatype: its figures, and the ddtc type
+/// that packs it (null when ddtc cannot: the type is then staged through
+/// host memory and the MPI library's datatype engine).
+struct TypeInfo {
+  std::atomic<int> refs{1};
+  ddtc_type type = nullptr;
+  int64_t size = 0, lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+  /// The packed stream of `count` instances is the memory at
+  /// origin + trueLb (plain copies, no kernel).
+  bool contiguous = false;
+  std::string why; ///< why ddtc does not pack it, when type is null
+  /// The ddtc type was committed (kernels planned) for device use.
+  std::atomic<bool> planned{false};
+};
+
+/// The info of `datatype` (decoded on first use and kept as an attribute),
+/// with a reference the caller drops with release(). Never fails: a type
+/// ddtc cannot represent gets an info without a ddtc type.
+TypeInfo *acquireType(MPI_Datatype datatype);
+void releaseType(TypeInfo *info);
+/// The same, with the type planned for device buffers (on first use).
+TypeInfo *acquirePlannedType(MPI_Datatype datatype);
+/// Called by MPI_Type_commit: decodes and plans now.
+void commitType(MPI_Datatype datatype);
+void initTypes();
+
+/// Bytes [first, first + span) that `count` instances touch, relative to the
+/// origin; span 0 when count is 0 or the type is empty.
+void typeSpan(const TypeInfo &t, int64_t count, int64_t &first,
+              int64_t &span);
+
+//===--- Operations on device buffers -----------------------------------------===//
+
+enum class SendMode { Standard, Buffered, Synchronous, Ready };
+
+/// Blocking transfers; return an MPI error code (the comm's handler called).
+int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
+               int tag, MPI_Comm comm, SendMode mode);
+int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+               MPI_Comm comm, MPI_Status *status);
+int deviceMrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
+                MPI_Status *status);
+
+/// Nonblocking transfers: *request is a real MPI request of the user's.
+int deviceIsend(const void *buf, int count, MPI_Datatype type, int dest,
+                int tag, MPI_Comm comm, SendMode mode, MPI_Request *request);
+int deviceIrecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int deviceImrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
+                 MPI_Request *request);
+/// Persistent: the request is started by MPI_Start.
+int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
+                     int peer, int tag, MPI_Comm comm, SendMode mode,
+                     MPI_Request *request);
+
+//===--- Requests -------------------------------------------------------------===//
+
+/// True when some operation of the layer is in flight or some request of the
+/// user's stands for one (cheap: one atomic load).
+bool anyPending();
+/// True while an operation of the layer is moving data.
+bool anyInFlight();
+/// Advances every operation in flight; never blocks.
+void progress();
+/// For a request of the layer: starts it (persistent ones) and returns true;
+/// false for other requests.
+bool startRequest(MPI_Request *request, int &rc);
+/// The operation a request of the user's stands for (null for other
+/// requests). Taken before the request is completed: once PMPI has freed a
+/// handle, another thread may get the same value for a new request.
+struct Operation;
+using OpRef = std::shared_ptr<Operation>;
+OpRef lookupRequest(MPI_Request request);
+/// After PMPI completed the request of `op` (null: not the layer's): writes
+/// the operation's status over `status` (which may be MPI_STATUS_IGNORE) and
+/// returns its error code (MPI_SUCCESS for requests not of the layer).
+int finishRequest(const OpRef &op, bool persistentKept, MPI_Status *status);
+/// MPI_Request_free / MPI_Cancel of a layer request.
+bool freeRequest(MPI_Request request);
+bool cancelRequest(MPI_Request request, int &rc);
+/// Whether `request` is the layer's (for Request_get_status).
+bool isLayerRequest(MPI_Request request);
+
+//===--- Staging for collectives and fallbacks --------------------------------===//
+
+/// A host copy of the bytes `count` instances of `type` at `buf` touch.
+class StagedBuffer {
+public:
+  /// Copies the device bytes in when `copyIn`; `host()` then stands for buf.
+  StagedBuffer(const void *buf, int64_t count, MPI_Datatype type,
+               bool copyIn);
+  /// Same, for a span given in bytes relative to buf (v/w collectives).
+  StagedBuffer(const void *buf, int64_t first, int64_t span, bool copyIn);
+  ~StagedBuffer();
+  StagedBuffer(const StagedBuffer &) = delete;
+  StagedBuffer &operator=(const StagedBuffer &) = delete;
+  void *host() const { return origin; }
+  bool ok() const { return good; }
+  /// Copies the host bytes back to the device buffer.
+  bool copyOut();
+
+private:
+  void init(const void *buf, int64_t first, int64_t span, bool copyIn);
+  void *device = nullptr;
+  char *storage = nullptr;
+  void *origin = nullptr;
+  int64_t first = 0, span = 0;
+  bool good = true;
+};
+
+/// MPI_ERR_* after calling the communicator's error handler, as MPI does.
+int raise(MPI_Comm comm, int code, const char *what);
+
+/// The layer's private duplicate of MPI_COMM_SELF (completion messages).
+MPI_Comm selfComm();
+
+/// True after MPI_Init when device buffers are handled.
+bool active();
+
+/// Whether a (buf, count, type) argument is in device memory and so is the
+/// layer's to move. MPI_BOTTOM buffers are classified at their first byte.
+bool onDevice(const void *buf, int64_t count, MPI_Datatype type);
+
+} // namespace ddtc::mpi
+
+#endif // DDTC_MPI_LAYER_H

@@ -1,0 +1,150 @@
+//===- Lifecycle.cpp - Init, Finalize, types, Pack/Unpack, staging -----------===//
+//
+// The layer is active between MPI_Init and MPI_Finalize unless
+// DDTC_MPI_DISABLE is set. Host and managed buffers cost one pointer query
+// and go straight to the MPI library.
+//===----------------------------------------------------------------------===//
+
+#include "Layer.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace ddtc::mpi;
+
+namespace {
+std::atomic<bool> layerActive{false};
+MPI_Comm privateSelf = MPI_COMM_NULL;
+
+void startLayer() {
+  if (settings().disabled) {
+    note(1, "disabled by DDTC_MPI_DISABLE: every call goes to the MPI library");
+    return;
+  }
+  initTypes();
+  PMPI_Comm_dup(MPI_COMM_SELF, &privateSelf);
+  PMPI_Comm_set_name(privateSelf, const_cast<char *>("ddtc-mpi completions"));
+  layerActive.store(true, std::memory_order_release);
+  note(1, "active: protocol %s, eager limit %lld, fragment %lld, depth %d",
+       protocolName(settings().protocol),
+       static_cast<long long>(settings().eagerLimit),
+       static_cast<long long>(settings().fragment), settings().depth);
+}
+} // namespace
+
+namespace ddtc::mpi {
+
+bool active() { return layerActive.load(std::memory_order_acquire); }
+
+MPI_Comm selfComm() { return privateSelf; }
+
+bool onDevice(const void *buf, int64_t count, MPI_Datatype type) {
+  if (count <= 0 || !active())
+    return false;
+  if (buf == MPI_BOTTOM) {
+    if (type == MPI_DATATYPE_NULL)
+      return false;
+    TypeInfo *info = acquireType(type);
+    const void *first = reinterpret_cast<const void *>(info->trueLb);
+    releaseType(info);
+    return isDeviceBuffer(first);
+  }
+  return isDeviceBuffer(buf);
+}
+
+int raise(MPI_Comm comm, int code, const char *what) {
+  note(1, "error %d: %s", code, what);
+  if (comm == MPI_COMM_NULL)
+    comm = MPI_COMM_WORLD;
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+StagedBuffer::StagedBuffer(const void *buf, int64_t count, MPI_Datatype type,
+                           bool copyIn) {
+  TypeInfo *info = acquireType(type);
+  int64_t f = 0, s = 0;
+  typeSpan(*info, count, f, s);
+  releaseType(info);
+  init(buf, f, s, copyIn);
+}
+
+StagedBuffer::StagedBuffer(const void *buf, int64_t f, int64_t s,
+                           bool copyIn) {
+  init(buf, f, s, copyIn);
+}
+
+void StagedBuffer::init(const void *buf, int64_t f, int64_t s, bool copyIn) {
+  first = f;
+  span = s;
+  device = const_cast<void *>(buf);
+  storage = static_cast<char *>(std::malloc(static_cast<size_t>(s) + 1));
+  if (!storage) {
+    good = false;
+    return;
+  }
+  origin = storage - first;
+  if (copyIn && s > 0)
+    good = copyToHost(storage, static_cast<char *>(device) + first,
+                      static_cast<size_t>(s));
+}
+
+bool StagedBuffer::copyOut() {
+  return span == 0 || copyToDevice(static_cast<char *>(device) + first,
+                                   storage, static_cast<size_t>(span));
+}
+
+StagedBuffer::~StagedBuffer() { std::free(storage); }
+
+} // namespace ddtc::mpi
+
+extern "C" {
+
+/// For programs and tests: 1 when the layer handles device buffers.
+__attribute__((visibility("default"))) int ddtc_mpi_active(void) {
+  return active() ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) int MPI_Init(int *argc, char ***argv) {
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS)
+    startLayer();
+  return rc;
+}
+
+__attribute__((visibility("default"))) int
+MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  // The layer is safe at every level the MPI library provides: it keeps its
+  // state under locks and makes its own calls from the calling thread.
+  if (rc == MPI_SUCCESS)
+    startLayer();
+  return rc;
+}
+
+__attribute__((visibility("default"))) int MPI_Finalize(void) {
+  if (active()) {
+    while (anyInFlight())
+      progress();
+    layerActive.store(false, std::memory_order_release);
+    PMPI_Comm_free(&privateSelf);
+    pinnedTrim();
+  }
+  return PMPI_Finalize();
+}
+
+__attribute__((visibility("default"))) int
+MPI_Type_commit(MPI_Datatype *datatype) {
+  int rc = PMPI_Type_commit(datatype);
+  if (rc == MPI_SUCCESS && active())
+    commitType(*datatype); // never fails the commit
+  return rc;
+}
+
+__attribute__((visibility("default"))) int MPI_Type_free(MPI_Datatype *datatype) {
+  // The attribute's delete callback drops the layer's reference; operations
+  // in flight keep theirs.
+  return PMPI_Type_free(datatype);
+}
+
+} // extern "C"

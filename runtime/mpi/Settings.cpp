@@ -1,0 +1,123 @@
+//===- Settings.cpp - DDTC_MPI_* variables and notices ----------------------===//
+//
+// Read once, at first use; docs/MPI.md lists every variable.
+//===----------------------------------------------------------------------===//
+
+#include "Layer.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace ddtc::mpi {
+namespace {
+
+int64_t envBytes(const char *name, int64_t fallback, int64_t min) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  double x = std::strtod(v, &end);
+  int64_t scale = 1;
+  if (end && (*end == 'k' || *end == 'K'))
+    scale = 1024;
+  else if (end && (*end == 'm' || *end == 'M'))
+    scale = 1024 * 1024;
+  else if (end && (*end == 'g' || *end == 'G'))
+    scale = int64_t(1) << 30;
+  else if (end && *end) {
+    std::fprintf(stderr,
+                 "ddtc-mpi: %s=%s is not a byte count (e.g. 65536, 64k, 4M); "
+                 "using %lld\n",
+                 name, v, static_cast<long long>(fallback));
+    return fallback;
+  }
+  int64_t r = static_cast<int64_t>(x * scale);
+  return r < min ? min : r;
+}
+
+Settings read() {
+  Settings s;
+  const char *d = std::getenv("DDTC_MPI_DISABLE");
+  s.disabled = d && *d && std::strcmp(d, "0") != 0;
+  if (const char *v = std::getenv("DDTC_MPI_VERBOSE"))
+    s.verbose = std::atoi(v);
+  s.eagerLimit = envBytes("DDTC_MPI_EAGER_LIMIT", s.eagerLimit, 0);
+  s.fragment = envBytes("DDTC_MPI_FRAGMENT", s.fragment, 1);
+  s.depth = static_cast<int>(envBytes("DDTC_MPI_DEPTH", s.depth, 1));
+  s.maxCtas = static_cast<int>(envBytes("DDTC_MPI_CTAS", 0, 0));
+  if (const char *p = std::getenv("DDTC_MPI_PROTOCOL"); p && *p) {
+    if (!std::strcmp(p, "auto"))
+      s.protocol = Protocol::Auto;
+    else if (!std::strcmp(p, "eager"))
+      s.protocol = Protocol::Eager;
+    else if (!std::strcmp(p, "pipeline"))
+      s.protocol = Protocol::Pipeline;
+    else if (!std::strcmp(p, "staged"))
+      s.protocol = Protocol::Staged;
+    else
+      std::fprintf(stderr,
+                   "ddtc-mpi: DDTC_MPI_PROTOCOL=%s is not one of auto, eager, "
+                   "pipeline, staged; using auto\n",
+                   p);
+  }
+  if (const char *h = std::getenv("DDTC_MPI_HANDSHAKE"))
+    s.handshake = std::strcmp(h, "0") != 0;
+  return s;
+}
+
+std::mutex noteMutex;
+std::set<std::string> noted;
+
+} // namespace
+
+const Settings &settings() {
+  static const Settings s = read();
+  return s;
+}
+
+const char *protocolName(Protocol p) {
+  switch (p) {
+  case Protocol::Auto:
+    return "auto";
+  case Protocol::Eager:
+    return "eager";
+  case Protocol::Pipeline:
+    return "pipeline";
+  case Protocol::Staged:
+    return "staged";
+  }
+  return "?";
+}
+
+static void emit(const char *text) {
+  int rank = -1, init = 0, fin = 0;
+  PMPI_Initialized(&init);
+  PMPI_Finalized(&fin);
+  if (init && !fin)
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "ddtc-mpi[%d]: %s\n", rank, text);
+}
+
+void note(int level, const char *fmt, ...) {
+  if (settings().verbose < level)
+    return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  emit(buf);
+}
+
+void noteOnce(const std::string &text) {
+  if (settings().verbose < 1)
+    return;
+  std::lock_guard<std::mutex> lock(noteMutex);
+  if (noted.insert(text).second)
+    emit(text.c_str());
+}
+
+} // namespace ddtc::mpi
