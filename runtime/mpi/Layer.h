@@ -119,7 +119,7 @@ int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
 int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
                MPI_Comm comm, MPI_Status *status);
 int deviceMrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-                MPI_Status *status);
+                MPI_Comm comm, MPI_Status *status);
 
 /// Nonblocking transfers: *request is a real MPI request of the user's.
 int deviceIsend(const void *buf, int count, MPI_Datatype type, int dest,
@@ -127,11 +127,30 @@ int deviceIsend(const void *buf, int count, MPI_Datatype type, int dest,
 int deviceIrecv(void *buf, int count, MPI_Datatype type, int source, int tag,
                 MPI_Comm comm, MPI_Request *request);
 int deviceImrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-                 MPI_Request *request);
+                 MPI_Comm comm, MPI_Request *request);
 /// Persistent: the request is started by MPI_Start.
 int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
                      int peer, int tag, MPI_Comm comm, SendMode mode,
                      MPI_Request *request);
+
+//===--- Host buffers on communicators with a pair -----------------------------===//
+// A zero-byte message there may announce a pipelined one: host receives
+// check for it, and zero-byte host sends send their note.
+
+/// Before a host send (or start of one) of `count` x `type` to `dest`: the
+/// note of a zero-byte message goes first, so that a receiver waiting for it
+/// never waits for this rank's call to return.
+void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm);
+/// After a host receive completed with `status` (never ignored): receives
+/// the pipelined message a zero-byte one announced. Returns an MPI error.
+int completeHostReceive(void *buf, int count, MPI_Datatype type,
+                        MPI_Comm comm, MPI_Status *status);
+/// Watches a host request (receives, and persistent zero-byte sends) so that
+/// Wait/Test and Start do the above.
+void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
+                      MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                      bool persistent);
 
 //===--- Requests -------------------------------------------------------------===//
 
@@ -187,6 +206,38 @@ private:
   int64_t first = 0, span = 0;
   bool good = true;
 };
+
+//===--- The pipelined protocol's communicators and notes ---------------------===//
+
+/// The layer's private duplicates of a user communicator.
+struct CommPair {
+  MPI_Comm notes = MPI_COMM_NULL; ///< notes, with the user's tags
+  MPI_Comm data = MPI_COMM_NULL;  ///< answers and fragments, tagged by id
+};
+
+/// What follows a zero-byte message on a communicator with a pair.
+struct Note {
+  static constexpr uint32_t kMagic = 0x64647463; // "ddtc"
+  enum Kind : uint32_t { Empty = 0, Pipelined = 1 };
+  uint32_t magic = kMagic;
+  uint32_t kind = Empty;
+  int64_t bytes = 0; ///< packed bytes of the message
+  int32_t id = 0;    ///< the tag of its answer and fragments
+  int32_t fragment = 0; ///< bytes per fragment (the sender's setting)
+};
+
+void initComms();
+void finalizeComms();
+/// The pair of `comm`, or null (pipelining not possible on it).
+const CommPair *commPair(MPI_Comm comm);
+/// After a zero-byte message of the user's to `dest` on a comm with a pair.
+void sendEmptyNote(const CommPair &pair, int dest, int tag);
+/// The note of the zero-byte message just matched from (source, tag);
+/// false when what arrived is not a note.
+bool takeNote(const CommPair &pair, int source, int tag, Note &note);
+/// The note of the next zero-byte message from (source, tag), kept for the
+/// receive (probes).
+bool peekNote(const CommPair &pair, int source, int tag, Note &note);
 
 /// MPI_ERR_* after calling the communicator's error handler, as MPI does.
 int raise(MPI_Comm comm, int code, const char *what);

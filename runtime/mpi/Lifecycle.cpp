@@ -22,6 +22,7 @@ void startLayer() {
     return;
   }
   initTypes();
+  initComms();
   PMPI_Comm_dup(MPI_COMM_SELF, &privateSelf);
   PMPI_Comm_set_name(privateSelf, const_cast<char *>("ddtc-mpi completions"));
   layerActive.store(true, std::memory_order_release);
@@ -127,6 +128,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     while (anyInFlight())
       progress();
     layerActive.store(false, std::memory_order_release);
+    finalizeComms();
     PMPI_Comm_free(&privateSelf);
     pinnedTrim();
   }

@@ -7,11 +7,59 @@
 
 #include "Layer.h"
 
+#include <map>
+
 #define DDTC_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace ddtc::mpi;
 
 namespace {
+
+/// Waits for a host request; while operations of the layer are in flight
+/// they progress meanwhile (a peer may wait for them to answer us).
+int hostWait(MPI_Request *r, MPI_Status *status) {
+  int flag = 0, rc;
+  do {
+    progress();
+    rc = PMPI_Test(r, &flag, status);
+  } while (rc == MPI_SUCCESS && !flag);
+  return rc;
+}
+
+/// Probed zero-byte messages on communicators with a pair: Mrecv must know
+/// the communicator to read their note.
+std::mutex probedMutex;
+std::map<MPI_Message, MPI_Comm> probedComm;
+
+/// After a probe found a message: a zero-byte one announcing a pipeline
+/// reports the size that follows.
+void fixProbed(MPI_Comm comm, MPI_Status *st, MPI_Message *message) {
+  if (!active() || st->MPI_SOURCE == MPI_PROC_NULL)
+    return;
+  MPI_Count n = 0;
+  PMPI_Get_elements_x(st, MPI_BYTE, &n);
+  const CommPair *pair = n == 0 ? commPair(comm) : nullptr;
+  if (!pair)
+    return;
+  Note note;
+  if (message) {
+    std::lock_guard<std::mutex> lock(probedMutex);
+    probedComm[*message] = comm;
+  }
+  if (peekNote(*pair, st->MPI_SOURCE, st->MPI_TAG, note) &&
+      note.kind == Note::Pipelined)
+    PMPI_Status_set_elements_x(st, MPI_BYTE, note.bytes);
+}
+
+MPI_Comm takeProbedComm(MPI_Message message) {
+  std::lock_guard<std::mutex> lock(probedMutex);
+  auto it = probedComm.find(message);
+  if (it == probedComm.end())
+    return MPI_COMM_NULL;
+  MPI_Comm c = it->second;
+  probedComm.erase(it);
+  return c;
+}
 
 bool mine(const void *buf, int count, MPI_Datatype type, int peer) {
   return peer != MPI_PROC_NULL && onDevice(buf, count, type);
@@ -21,17 +69,34 @@ int send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
          MPI_Comm comm, SendMode mode) {
   progress();
   if (!mine(buf, count, type, dest)) {
-    switch (mode) {
-    case SendMode::Buffered:
-      return PMPI_Bsend(buf, count, type, dest, tag, comm);
-    case SendMode::Synchronous:
-      return PMPI_Ssend(buf, count, type, dest, tag, comm);
-    case SendMode::Ready:
-      return PMPI_Rsend(buf, count, type, dest, tag, comm);
-    case SendMode::Standard:
-      break;
+    beforeHostSend(count, type, dest, tag, comm);
+    int rc;
+    if (anyInFlight() && mode != SendMode::Buffered) {
+      MPI_Request r;
+      rc = mode == SendMode::Synchronous
+               ? PMPI_Issend(buf, count, type, dest, tag, comm, &r)
+           : mode == SendMode::Ready
+               ? PMPI_Irsend(buf, count, type, dest, tag, comm, &r)
+               : PMPI_Isend(buf, count, type, dest, tag, comm, &r);
+      if (rc == MPI_SUCCESS)
+        rc = hostWait(&r, MPI_STATUS_IGNORE);
+    } else {
+      switch (mode) {
+      case SendMode::Buffered:
+        rc = PMPI_Bsend(buf, count, type, dest, tag, comm);
+        break;
+      case SendMode::Synchronous:
+        rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
+        break;
+      case SendMode::Ready:
+        rc = PMPI_Rsend(buf, count, type, dest, tag, comm);
+        break;
+      case SendMode::Standard:
+        rc = PMPI_Send(buf, count, type, dest, tag, comm);
+        break;
+      }
     }
-    return PMPI_Send(buf, count, type, dest, tag, comm);
+    return rc;
   }
   return deviceSend(buf, count, type, dest, tag, comm, mode);
 }
@@ -40,17 +105,23 @@ int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
           MPI_Comm comm, SendMode mode, MPI_Request *request) {
   progress();
   if (!mine(buf, count, type, dest)) {
+    beforeHostSend(count, type, dest, tag, comm);
+    int rc;
     switch (mode) {
     case SendMode::Buffered:
-      return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Synchronous:
-      return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Issend(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Ready:
-      return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Standard:
+      rc = PMPI_Isend(buf, count, type, dest, tag, comm, request);
       break;
     }
-    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+    return rc;
   }
   return deviceIsend(buf, count, type, dest, tag, comm, mode, request);
 }
@@ -58,17 +129,25 @@ int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 int sendInit(const void *buf, int count, MPI_Datatype type, int dest, int tag,
              MPI_Comm comm, SendMode mode, MPI_Request *request) {
   if (!mine(buf, count, type, dest)) {
+    int rc;
     switch (mode) {
     case SendMode::Buffered:
-      return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Synchronous:
-      return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Ready:
-      return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
+      rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
+      break;
     case SendMode::Standard:
+      rc = PMPI_Send_init(buf, count, type, dest, tag, comm, request);
       break;
     }
-    return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
+    if (rc == MPI_SUCCESS)
+      watchHostRequest(*request, true, const_cast<void *>(buf), count, type,
+                       dest, tag, comm, true);
+    return rc;
   }
   return devicePersistent(true, const_cast<void *>(buf), count, type, dest,
                           tag, comm, mode, request);
@@ -145,24 +224,49 @@ DDTC_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type,
 DDTC_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
                          int tag, MPI_Comm comm, MPI_Status *status) {
   progress();
-  if (!mine(buf, count, type, source))
-    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  if (!mine(buf, count, type, source)) {
+    MPI_Status st;
+    int rc;
+    if (anyInFlight()) {
+      MPI_Request r;
+      rc = PMPI_Irecv(buf, count, type, source, tag, comm, &r);
+      if (rc == MPI_SUCCESS)
+        rc = hostWait(&r, &st);
+    } else {
+      rc = PMPI_Recv(buf, count, type, source, tag, comm, &st);
+    }
+    if (rc == MPI_SUCCESS)
+      rc = completeHostReceive(buf, count, type, comm, &st);
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+    return rc;
+  }
   return deviceRecv(buf, count, type, source, tag, comm, status);
 }
 
 DDTC_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source,
                           int tag, MPI_Comm comm, MPI_Request *request) {
   progress();
-  if (!mine(buf, count, type, source))
-    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  if (!mine(buf, count, type, source)) {
+    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    if (rc == MPI_SUCCESS)
+      watchHostRequest(*request, false, buf, count, type, source, tag, comm,
+                       false);
+    return rc;
+  }
   return deviceIrecv(buf, count, type, source, tag, comm, request);
 }
 
 DDTC_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype type,
                               int source, int tag, MPI_Comm comm,
                               MPI_Request *request) {
-  if (!mine(buf, count, type, source))
-    return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  if (!mine(buf, count, type, source)) {
+    int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+    if (rc == MPI_SUCCESS)
+      watchHostRequest(*request, false, buf, count, type, source, tag, comm,
+                       true);
+    return rc;
+  }
   return devicePersistent(false, buf, count, type, source, tag, comm,
                           SendMode::Standard, request);
 }
@@ -195,9 +299,19 @@ DDTC_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount,
   progress();
   bool s = mine(sendbuf, sendcount, sendtype, dest);
   bool r = mine(recvbuf, recvcount, recvtype, source);
-  if (!s && !r)
-    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                         recvcount, recvtype, source, recvtag, comm, status);
+  if (!s && !r && !anyInFlight()) {
+    beforeHostSend(sendcount, sendtype, dest, sendtag, comm);
+    MPI_Status st;
+    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag,
+                           recvbuf, recvcount, recvtype, source, recvtag, comm,
+                           &st);
+    if (rc == MPI_SUCCESS) {
+      rc = completeHostReceive(recvbuf, recvcount, recvtype, comm, &st);
+    }
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+    return rc;
+  }
   // The receive is posted first so that a send to oneself cannot block.
   MPI_Request req[2];
   int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm,
@@ -223,9 +337,18 @@ DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
   progress();
   bool device = onDevice(buf, count, type) &&
                 (dest != MPI_PROC_NULL || source != MPI_PROC_NULL);
-  if (!device)
-    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
-                                 recvtag, comm, status);
+  if (!device) {
+    beforeHostSend(count, type, dest, sendtag, comm);
+    MPI_Status st;
+    int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
+                                   recvtag, comm, &st);
+    if (rc == MPI_SUCCESS) {
+      rc = completeHostReceive(buf, count, type, comm, &st);
+    }
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+    return rc;
+  }
   // The outgoing message is packed (its bytes taken) before the receive can
   // overwrite the buffer: MPI_Isend of a device buffer returns only after
   // the pack has finished.
@@ -247,54 +370,97 @@ DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
 
 DDTC_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm,
                           MPI_Status *status) {
-  if (!anyPending())
-    return PMPI_Probe(source, tag, comm, status);
-  int flag = 0;
-  for (;;) {
-    progress();
-    int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-    if (rc != MPI_SUCCESS || flag)
-      return rc;
+  MPI_Status st;
+  int rc;
+  if (!anyPending()) {
+    rc = PMPI_Probe(source, tag, comm, &st);
+  } else {
+    int flag = 0;
+    do {
+      progress();
+      rc = PMPI_Iprobe(source, tag, comm, &flag, &st);
+    } while (rc == MPI_SUCCESS && !flag);
   }
+  if (rc == MPI_SUCCESS)
+    fixProbed(comm, &st, nullptr);
+  if (status != MPI_STATUS_IGNORE)
+    *status = st;
+  return rc;
 }
 
 DDTC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
                            MPI_Status *status) {
   progress();
-  return PMPI_Iprobe(source, tag, comm, flag, status);
+  MPI_Status st;
+  int rc = PMPI_Iprobe(source, tag, comm, flag, &st);
+  if (rc == MPI_SUCCESS && *flag) {
+    fixProbed(comm, &st, nullptr);
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+  }
+  return rc;
 }
 
 DDTC_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm,
                            MPI_Message *message, MPI_Status *status) {
-  if (!anyPending())
-    return PMPI_Mprobe(source, tag, comm, message, status);
-  int flag = 0;
-  for (;;) {
-    progress();
-    int rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
-    if (rc != MPI_SUCCESS || flag)
-      return rc;
+  MPI_Status st;
+  int rc;
+  if (!anyPending()) {
+    rc = PMPI_Mprobe(source, tag, comm, message, &st);
+  } else {
+    int flag = 0;
+    do {
+      progress();
+      rc = PMPI_Improbe(source, tag, comm, &flag, message, &st);
+    } while (rc == MPI_SUCCESS && !flag);
   }
+  if (rc == MPI_SUCCESS)
+    fixProbed(comm, &st, message);
+  if (status != MPI_STATUS_IGNORE)
+    *status = st;
+  return rc;
 }
 
 DDTC_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
                             MPI_Message *message, MPI_Status *status) {
   progress();
-  return PMPI_Improbe(source, tag, comm, flag, message, status);
+  MPI_Status st;
+  int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
+  if (rc == MPI_SUCCESS && *flag) {
+    fixProbed(comm, &st, message);
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+  }
+  return rc;
 }
 
 DDTC_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type,
                           MPI_Message *message, MPI_Status *status) {
   progress();
-  if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type))
-    return PMPI_Mrecv(buf, count, type, message, status);
-  return deviceMrecv(buf, count, type, message, status);
+  MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_NULL
+                                                  : takeProbedComm(*message);
+  if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type)) {
+    MPI_Status st;
+    int rc = PMPI_Mrecv(buf, count, type, message, &st);
+    if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+      rc = completeHostReceive(buf, count, type, comm, &st);
+    if (status != MPI_STATUS_IGNORE)
+      *status = st;
+    return rc;
+  }
+  return deviceMrecv(buf, count, type, message, comm, status);
 }
 
 DDTC_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type,
                            MPI_Message *message, MPI_Request *request) {
   progress();
-  if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type))
-    return PMPI_Imrecv(buf, count, type, message, request);
-  return deviceImrecv(buf, count, type, message, request);
+  MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_NULL
+                                                  : takeProbedComm(*message);
+  if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type)) {
+    int rc = PMPI_Imrecv(buf, count, type, message, request);
+    if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+      watchHostRequest(*request, false, buf, count, type, 0, 0, comm, false);
+    return rc;
+  }
+  return deviceImrecv(buf, count, type, message, comm, request);
 }

@@ -29,7 +29,22 @@
 
 namespace ddtc::mpi {
 
+/// One slot of a pipeline's ring of pinned fragments.
+struct Slot {
+  char *buf = nullptr;
+  int frag = -1;
+  enum class S { Free, Packing, Packed, Sending, Receiving, Unpacking };
+  S s = S::Free;
+  void *event = nullptr;
+  MPI_Request req = MPI_REQUEST_NULL;
+};
+
 struct Operation {
+  /// Device: a transfer of the layer. HostRecv: a host receive on a
+  /// communicator with a pair, watched for pipelined messages.
+  /// HostZeroSend: a persistent zero-byte host send, which owes a note per
+  /// start.
+  enum class Kind { Device, HostRecv, HostZeroSend } kind = Kind::Device;
   bool send = true;
   SendMode mode = SendMode::Standard;
   TypeInfo *info = nullptr;
@@ -41,7 +56,8 @@ struct Operation {
   bool persistent = false;
 
   // One transfer.
-  enum class State { Idle, Posted, Unpacking, Done } state = State::Idle;
+  enum class State { Idle, Posted, Unpacking, SendPipe, RecvPipe, Done };
+  State state = State::Idle;
   void *pinned = nullptr;
   size_t pinnedBytes = 0;
   void *stream = nullptr;
@@ -53,6 +69,19 @@ struct Operation {
   int error = MPI_SUCCESS;
   bool cancelled = false;
   bool started = false; ///< a start not yet reported by Wait/Test
+  bool signalled = false; ///< the user's request was completed already
+
+  // The pipelined protocol.
+  const CommPair *pair = nullptr;
+  Note note;
+  int32_t cts = 0; ///< the receiver's answer: 1 go, 0 refused (truncation)
+  MPI_Request noteReq = MPI_REQUEST_NULL, ctsReq = MPI_REQUEST_NULL;
+  bool ctsDone = false;
+  int64_t total = 0, fragBytes = 0;
+  int nfrag = 0, nextFrag = 0, nextSend = 0, fragsDone = 0;
+  std::vector<Slot> slots;
+  void *ring = nullptr;
+  size_t ringBytes = 0;
 
   // The user's request.
   int completionTag = -1;
@@ -63,6 +92,8 @@ struct Operation {
     releaseType(info);
     if (pinned)
       pinnedRelease(pinned, pinnedBytes);
+    if (ring)
+      pinnedRelease(ring, ringBytes);
   }
 };
 
@@ -143,9 +174,212 @@ int packWhole(Operation &op) {
   return MPI_SUCCESS;
 }
 
+int nextId() {
+  static std::atomic<int> id{0};
+  completionTag(); // reads the tag limit once
+  return id.fetch_add(1, std::memory_order_relaxed) % tagLimit;
+}
+
+int64_t fragLen(const Operation &op, int k) {
+  int64_t lo = k * op.fragBytes;
+  return std::min(op.total, lo + op.fragBytes) - lo;
+}
+
+bool makeRing(Operation &op) {
+  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
+  op.ringBytes = n * static_cast<size_t>(op.fragBytes);
+  op.ring = op.ringBytes ? pinnedAcquire(op.ringBytes) : nullptr;
+  if (op.ringBytes && !op.ring)
+    return false;
+  op.slots.assign(n, Slot{});
+  for (size_t i = 0; i < n; ++i)
+    op.slots[i].buf = static_cast<char *>(op.ring) + i * op.fragBytes;
+  op.nextFrag = op.nextSend = op.fragsDone = 0;
+  return true;
+}
+
+/// Packs the next fragment into a free slot of the sender's ring.
+bool packNext(Operation &op, Slot &slot) {
+  int k = op.nextFrag++;
+  int64_t lo = k * op.fragBytes, len = fragLen(op, k);
+  const char *origin = static_cast<const char *>(op.buf);
+  bool ok = op.info->contiguous
+                ? copyToHostAsync(slot.buf, origin + op.info->trueLb + lo,
+                                  static_cast<size_t>(len), op.stream)
+                : ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len,
+                            slot.buf, op.stream,
+                            settings().maxCtas) == DDTC_SUCCESS;
+  slot.frag = k;
+  slot.event = ok ? recordEvent(op.stream) : nullptr;
+  slot.s = Slot::S::Packing;
+  return ok && slot.event;
+}
+
+/// Sender: the zero-byte message, its note and the wait for the answer;
+/// the first fragments are packed at once, while the answer travels.
+int startPipeSend(Operation &op) {
+  op.total = packedBytes(op);
+  op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
+  op.stream = threadStream(op.buf);
+  if (!op.stream || !makeRing(op))
+    return raise(op.comm, MPI_ERR_NO_MEM,
+                 "cannot get pinned host memory or a CUDA stream");
+  op.note = Note{};
+  op.note.kind = Note::Pipelined;
+  op.note.bytes = op.total;
+  op.note.id = nextId();
+  op.note.fragment = static_cast<int32_t>(op.fragBytes);
+  op.ctsDone = false;
+  note(3, "%s %lld bytes to %d tag %d (pipelined, id %d, %d fragments)",
+       modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
+       op.note.id, op.nfrag);
+  int rc = isendMode(nullptr, 0, MPI_PACKED, op.peer, op.tag, op.comm,
+                     op.mode, &op.inner);
+  if (rc == MPI_SUCCESS)
+    rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
+                    op.pair->notes, &op.noteReq);
+  if (rc == MPI_SUCCESS)
+    rc = PMPI_Irecv(&op.cts, 1, MPI_INT, op.peer, op.note.id, op.pair->data,
+                    &op.ctsReq);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  for (Slot &s : op.slots)
+    if (op.nextFrag < op.nfrag && !packNext(op, s))
+      return raise(op.comm, MPI_ERR_OTHER, ddtc_last_error());
+  op.state = Operation::State::SendPipe;
+  return MPI_SUCCESS;
+}
+
+bool testDone(MPI_Request &r) {
+  if (r == MPI_REQUEST_NULL)
+    return true;
+  int flag = 0;
+  PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+  return flag;
+}
+
+bool advanceSendPipe(Operation &op) {
+  if (!op.ctsDone && testDone(op.ctsReq))
+    op.ctsDone = true;
+  bool go = op.ctsDone && op.cts == 1;
+  bool busy = false;
+  for (Slot &s : op.slots) {
+    if (s.s == Slot::S::Packing && eventDone(s.event)) {
+      releaseEvent(s.event);
+      s.event = nullptr;
+      s.s = Slot::S::Packed;
+    }
+    if (s.s == Slot::S::Sending && testDone(s.req)) {
+      ++op.fragsDone;
+      s.s = Slot::S::Free;
+      if (op.nextFrag < op.nfrag && !packNext(op, s))
+        op.error = MPI_ERR_OTHER;
+    }
+    busy = busy || s.s == Slot::S::Packing;
+  }
+  // Fragments leave in order: the receiver's receives match them in order.
+  for (bool sent = go; sent;) {
+    sent = false;
+    for (Slot &s : op.slots)
+      if (s.s == Slot::S::Packed && s.frag == op.nextSend) {
+        PMPI_Isend(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE,
+                   op.peer, op.note.id, op.pair->data, &s.req);
+        s.s = Slot::S::Sending;
+        ++op.nextSend;
+        sent = true;
+      }
+  }
+  bool headerDone = testDone(op.inner) && testDone(op.noteReq);
+  if (!headerDone || !op.ctsDone)
+    return false;
+  if (op.cts != 1) // refused (the receive was too small): nothing to send
+    return !busy;
+  return op.fragsDone == op.nfrag;
+}
+
+void postFragmentRecv(Operation &op, Slot &s) {
+  s.frag = op.nextFrag++;
+  PMPI_Irecv(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE, op.source,
+             op.note.id, op.pair->data, &s.req);
+  s.s = Slot::S::Receiving;
+}
+
+/// Receiver: answers the note and posts the first fragments' receives.
+void startPipeRecv(Operation &op) {
+  op.total = op.note.bytes;
+  op.fragBytes = op.note.fragment > 0 ? op.note.fragment : settings().fragment;
+  int64_t capacity = packedBytes(op);
+  op.cts = op.total <= capacity ? 1 : 0;
+  op.stream = threadStream(op.buf);
+  if (op.cts && (!op.stream || !makeRing(op))) {
+    op.cts = 0;
+    op.error = MPI_ERR_NO_MEM;
+  }
+  PMPI_Isend(&op.cts, 1, MPI_INT, op.source, op.note.id, op.pair->data,
+             &op.ctsReq);
+  if (!op.cts) {
+    if (op.error == MPI_SUCCESS)
+      op.error = MPI_ERR_TRUNCATE;
+    op.nfrag = 0;
+    op.slots.clear();
+  } else {
+    for (Slot &s : op.slots)
+      if (op.nextFrag < op.nfrag)
+        postFragmentRecv(op, s);
+    op.received = op.total;
+  }
+  note(3, "receive %lld bytes from %d tag %d (pipelined, id %d)%s",
+       static_cast<long long>(op.total), op.source, op.rtag, op.note.id,
+       op.cts ? "" : ": refused, the receive buffer is too small");
+  op.state = Operation::State::RecvPipe;
+}
+
+bool advanceRecvPipe(Operation &op) {
+  char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
+  for (Slot &s : op.slots) {
+    if (s.s == Slot::S::Receiving && testDone(s.req)) {
+      int64_t lo = s.frag * op.fragBytes, len = fragLen(op, s.frag);
+      bool ok = op.info->contiguous
+                    ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
+                                        static_cast<size_t>(len), op.stream)
+                    : ddtc_unpack(op.info->type, origin, op.count, lo,
+                                  lo + len, s.buf, op.stream,
+                                  settings().maxCtas) == DDTC_SUCCESS;
+      s.event = ok ? recordEvent(op.stream) : nullptr;
+      if (!s.event)
+        op.error = MPI_ERR_OTHER;
+      s.s = Slot::S::Unpacking;
+    }
+    if (s.s == Slot::S::Unpacking && eventDone(s.event)) {
+      releaseEvent(s.event);
+      s.event = nullptr;
+      ++op.fragsDone;
+      s.s = Slot::S::Free;
+      if (op.nextFrag < op.nfrag)
+        postFragmentRecv(op, s);
+    }
+  }
+  return testDone(op.ctsReq) && op.fragsDone == op.nfrag;
+}
+
+/// Whether a device send of `op` goes through the pipeline.
+bool usePipeline(Operation &op) {
+  if (!op.send || op.mode == SendMode::Buffered || op.peer == MPI_PROC_NULL)
+    return false;
+  Protocol p = settings().protocol;
+  int64_t n = packedBytes(op);
+  if (n == 0 || p == Protocol::Eager || p == Protocol::Staged ||
+      (p == Protocol::Auto && n <= settings().eagerLimit))
+    return false;
+  op.pair = commPair(op.comm);
+  return op.pair != nullptr;
+}
+
 /// Starts one transfer: the library's message is posted when this returns.
 int post(Operation &op) {
   op.state = Operation::State::Posted;
+  op.signalled = false;
   op.received = 0;
   op.error = MPI_SUCCESS;
   op.cancelled = false;
@@ -166,12 +400,24 @@ int post(Operation &op) {
                       op.tag, op.comm, &op.inner);
   }
   if (op.send) {
+    if (usePipeline(op))
+      return startPipeSend(op);
     if (int rc = packWhole(op); rc != MPI_SUCCESS)
       return rc;
     note(3, "%s %d bytes to %d tag %d (eager)", modeName(op.mode),
          packedBytes(op), op.peer, op.tag);
+    if (packedBytes(op) == 0)
+      if (const CommPair *pair = commPair(op.comm))
+        sendEmptyNote(*pair, op.peer, op.tag);
+    // Buffered mode: the packed copy is the layer's own buffer, so the send
+    // is complete for the user at once (see signalUser); on the wire it is a
+    // standard send (Open MPI 4.1's buffered path mishandles some typed
+    // receives of packed data).
     return isendMode(op.pinned, packedBytes(op), MPI_PACKED, op.peer, op.tag,
-                     op.comm, op.mode, &op.inner);
+                     op.comm,
+                     op.mode == SendMode::Buffered ? SendMode::Standard
+                                                   : op.mode,
+                     &op.inner);
   }
   op.pinnedBytes = static_cast<size_t>(packedBytes(op));
   op.pinned = pinnedAcquire(op.pinnedBytes);
@@ -188,6 +434,11 @@ void finishTransfer(Operation &op) {
   if (op.pinned) {
     pinnedRelease(op.pinned, op.pinnedBytes);
     op.pinned = nullptr;
+  }
+  if (op.ring) {
+    pinnedRelease(op.ring, op.ringBytes);
+    op.ring = nullptr;
+    op.slots.clear();
   }
   op.staged.reset();
   op.state = Operation::State::Done;
@@ -229,6 +480,17 @@ bool advance(Operation &op) {
       PMPI_Get_elements_x(&st, MPI_BYTE, &n);
       op.received = n;
     }
+    if (op.received == 0 && !op.staged && op.error == MPI_SUCCESS &&
+        !op.cancelled && op.source != MPI_PROC_NULL &&
+        (op.pair = commPair(op.comm))) {
+      // A zero-byte message: its note says whether a pipeline follows.
+      if (!takeNote(*op.pair, op.source, op.rtag, op.note)) {
+        op.error = MPI_ERR_OTHER;
+      } else if (op.note.kind == Note::Pipelined) {
+        startPipeRecv(op);
+        return advance(op);
+      }
+    }
     if (op.received == 0 || op.staged) {
       finishTransfer(op);
       return true;
@@ -260,14 +522,31 @@ bool advance(Operation &op) {
     op.event = nullptr;
     finishTransfer(op);
     return true;
+  case Operation::State::SendPipe:
+    if (!advanceSendPipe(op))
+      return false;
+    finishTransfer(op);
+    return true;
+  case Operation::State::RecvPipe:
+    if (!advanceRecvPipe(op))
+      return false;
+    finishTransfer(op);
+    return true;
   }
   return true;
 }
 
-/// Tells the user's request that its operation is done.
+/// Tells the user's request that its operation is done (once per start).
 void signalUser(Operation &op) {
-  if (op.completionTag >= 0)
+  if (op.completionTag >= 0 && !op.signalled)
     PMPI_Send(nullptr, 0, MPI_BYTE, 0, op.completionTag, selfComm());
+  op.signalled = true;
+}
+
+/// A buffered send is complete for the user once its bytes are packed.
+void signalIfBuffered(Operation &op) {
+  if (op.send && op.mode == SendMode::Buffered)
+    signalUser(op);
 }
 
 OpRef makeOp(bool send, const void *buf, int count, MPI_Datatype type,
@@ -331,6 +610,7 @@ int issue(const OpRef &op, MPI_Request *request) {
     signalUser(*op);
     return MPI_SUCCESS; // reported by Wait/Test, as MPI does
   }
+  signalIfBuffered(*op);
   inFlight.push_back(op);
   pendingCount.fetch_add(1, std::memory_order_release);
   return MPI_SUCCESS;
@@ -378,7 +658,20 @@ void progress() {
 int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
                int tag, MPI_Comm comm, SendMode mode) {
   OpRef op = makeOp(true, buf, count, type, dest, tag, comm, mode);
-  return runBlocking(*op, MPI_STATUS_IGNORE);
+  if (mode != SendMode::Buffered)
+    return runBlocking(*op, MPI_STATUS_IGNORE);
+  // Buffered: returns once packed; the message finishes in the background.
+  int rc = post(*op);
+  if (rc != MPI_SUCCESS) {
+    finishTransfer(*op);
+    return rc;
+  }
+  if (advance(*op))
+    return MPI_SUCCESS;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  inFlight.push_back(op);
+  pendingCount.fetch_add(1, std::memory_order_release);
+  return MPI_SUCCESS;
 }
 
 int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
@@ -389,9 +682,9 @@ int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 }
 
 int deviceMrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-                MPI_Status *status) {
+                MPI_Comm comm, MPI_Status *status) {
   OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                    MPI_COMM_WORLD, SendMode::Standard);
+                    comm, SendMode::Standard);
   op->message = *msg;
   *msg = MPI_MESSAGE_NULL;
   return runBlocking(*op, status);
@@ -410,9 +703,9 @@ int deviceIrecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 }
 
 int deviceImrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
-                 MPI_Request *request) {
+                 MPI_Comm comm, MPI_Request *request) {
   OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                    MPI_COMM_WORLD, SendMode::Standard);
+                    comm, SendMode::Standard);
   op->message = *msg;
   *msg = MPI_MESSAGE_NULL;
   return issue(op, request);
@@ -432,8 +725,14 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
 
 bool startRequest(MPI_Request *request, int &rc) {
   OpRef op = findOp(*request);
-  if (!op || !op->persistent)
+  if (!op || !op->persistent || op->kind == Operation::Kind::HostRecv)
     return false;
+  if (op->kind == Operation::Kind::HostZeroSend) {
+    // The note first: the receiver may wait for it before this returns.
+    sendEmptyNote(*op->pair, op->peer, op->tag);
+    rc = PMPI_Start(request);
+    return true;
+  }
   rc = PMPI_Start(request);
   if (rc != MPI_SUCCESS)
     return true;
@@ -446,6 +745,7 @@ bool startRequest(MPI_Request *request, int &rc) {
     rc = MPI_SUCCESS;
     return true;
   }
+  signalIfBuffered(*op);
   inFlight.push_back(op);
   pendingCount.fetch_add(1, std::memory_order_release);
   return true;
@@ -458,6 +758,21 @@ OpRef lookupRequest(MPI_Request request) {
 int finishRequest(const OpRef &op, bool persistentKept, MPI_Status *status) {
   if (!op)
     return MPI_SUCCESS;
+  if (op->kind != Operation::Kind::Device) {
+    int err = MPI_SUCCESS;
+    if (op->kind == Operation::Kind::HostRecv && status != MPI_STATUS_IGNORE)
+      err = completeHostReceive(const_cast<void *>(op->buf), op->count,
+                                op->datatype, op->comm, status);
+    if (!op->persistent || !persistentKept) {
+      std::lock_guard<std::mutex> lock(registryMutex);
+      auto it = byRequest.find(op->user);
+      if (it != byRequest.end() && it->second == op) {
+        byRequest.erase(it);
+        pendingCount.fetch_sub(1, std::memory_order_release);
+      }
+    }
+    return err;
+  }
   if (!op->started) // an inactive persistent request: MPI's empty status
     return MPI_SUCCESS;
   op->started = false;
@@ -485,6 +800,12 @@ bool freeRequest(MPI_Request request) {
   OpRef op = findOp(request);
   if (!op)
     return false;
+  if (op->kind != Operation::Kind::Device) {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    if (byRequest.erase(request))
+      pendingCount.fetch_sub(1, std::memory_order_release);
+    return true;
+  }
   std::lock_guard<std::mutex> lock(registryMutex);
   bool running = std::find(inFlight.begin(), inFlight.end(), op) != inFlight.end();
   if (running && !op->persistent) {
@@ -500,7 +821,7 @@ bool freeRequest(MPI_Request request) {
 
 bool cancelRequest(MPI_Request request, int &rc) {
   OpRef op = findOp(request);
-  if (!op)
+  if (!op || op->kind != Operation::Kind::Device)
     return false;
   rc = MPI_SUCCESS;
   std::lock_guard<std::mutex> lock(registryMutex);
@@ -513,6 +834,107 @@ bool cancelRequest(MPI_Request request, int &rc) {
 
 bool isLayerRequest(MPI_Request request) {
   return anyPending() && findOp(request) != nullptr;
+}
+
+//===--- Host buffers on communicators with a pair ---------------------------===//
+
+void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm) {
+  if (dest == MPI_PROC_NULL || !active())
+    return;
+  int size = 0;
+  if (count > 0 && (PMPI_Type_size(type, &size), size > 0))
+    return;
+  if (const CommPair *pair = commPair(comm))
+    sendEmptyNote(*pair, dest, tag);
+}
+
+/// Receives a pipelined message into host memory: fragments into one host
+/// buffer, unpacked by the MPI library with the receive type.
+static int receivePipelinedHost(const CommPair &pair, const Note &note,
+                                int source, void *buf, int count,
+                                MPI_Datatype type, MPI_Comm comm,
+                                MPI_Status *status) {
+  MPI_Count size = 0;
+  PMPI_Type_size_x(type, &size);
+  int cts = note.bytes <= size * count ? 1 : 0;
+  PMPI_Send(&cts, 1, MPI_INT, source, note.id, pair.data);
+  if (!cts) {
+    status->MPI_ERROR = MPI_ERR_TRUNCATE;
+    return raise(comm, MPI_ERR_TRUNCATE,
+                 "a pipelined message is larger than the receive buffer");
+  }
+  std::vector<char> packed(static_cast<size_t>(note.bytes));
+  int64_t frag = note.fragment > 0 ? note.fragment : settings().fragment;
+  for (int64_t lo = 0; lo < note.bytes; lo += frag) {
+    MPI_Request r;
+    PMPI_Irecv(packed.data() + lo,
+               static_cast<int>(std::min(frag, note.bytes - lo)), MPI_BYTE,
+               source, note.id, pair.data, &r);
+    int flag = 0;
+    while (PMPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+      progress();
+  }
+  int pos = 0;
+  int whole = size ? static_cast<int>(note.bytes / size) : 0;
+  int rc = PMPI_Unpack(packed.data(), static_cast<int>(note.bytes), &pos, buf,
+                       whole, type, comm);
+  PMPI_Status_set_elements_x(status, MPI_BYTE, note.bytes);
+  return rc;
+}
+
+int completeHostReceive(void *buf, int count, MPI_Datatype type,
+                        MPI_Comm comm, MPI_Status *status) {
+  // (MPI_ERROR is not set by single completions: callers pass only
+  // statuses of receives that succeeded.)
+  if (!active() || status->MPI_SOURCE == MPI_PROC_NULL)
+    return MPI_SUCCESS;
+  MPI_Count n = 0;
+  PMPI_Get_elements_x(status, MPI_BYTE, &n);
+  if (n != 0)
+    return MPI_SUCCESS;
+  const CommPair *pair = commPair(comm);
+  if (!pair)
+    return MPI_SUCCESS;
+  Note note;
+  if (!takeNote(*pair, status->MPI_SOURCE, status->MPI_TAG, note))
+    return raise(comm, MPI_ERR_OTHER, "a zero-byte message without its note");
+  if (note.kind != Note::Pipelined)
+    return MPI_SUCCESS;
+  return receivePipelinedHost(*pair, note, status->MPI_SOURCE, buf, count,
+                              type, comm, status);
+}
+
+void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
+                      MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                      bool persistent) {
+  if (!active() || request == MPI_REQUEST_NULL || peer == MPI_PROC_NULL)
+    return;
+  const CommPair *pair = commPair(comm);
+  if (!pair)
+    return;
+  auto op = std::make_shared<Operation>();
+  if (send) {
+    int size = 0;
+    if (!persistent || (count > 0 && (PMPI_Type_size(type, &size), size > 0)))
+      return; // only persistent zero-byte sends owe a note per start
+    op->kind = Operation::Kind::HostZeroSend;
+  } else {
+    op->kind = Operation::Kind::HostRecv;
+  }
+  op->send = send;
+  op->buf = buf;
+  op->count = count;
+  op->datatype = type;
+  op->peer = peer;
+  op->tag = tag;
+  op->comm = comm;
+  op->pair = pair;
+  op->persistent = persistent;
+  op->user = request;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  byRequest[request] = op;
+  pendingCount.fetch_add(1, std::memory_order_release);
 }
 
 } // namespace ddtc::mpi
