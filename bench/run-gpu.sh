@@ -18,8 +18,17 @@
 #      hit, and a fresh process loading from the disk cache);
 #   5. the torch baseline on the same layouts;
 #   6. the summary table (summary.txt), merged JSON and plots.
-# DDTC_GPU_STEPS=tests or =bench runs only the tests (1-3) or the benchmark
-# (4-6); the default runs all.
+#   7. the MPI layer (libddtc-mpi): its test suite on device memory (2 and 4
+#      ranks sharing the GPUs; every protocol, threads) and the MPI examples
+#      under mpirun, then ddtc-mpi-bench (ping-pong against host-staged
+#      references) and its summary;
+#   8. with the source bundles of the external suites in .external/ (see
+#      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
+#      through libddtc-mpi.
+# DDTC_GPU_STEPS=tests, =bench, =mpi, =mpi-tests or =suites runs only the
+# tests (1-3 and the MPI tests), the benchmarks (4-6 and the MPI benchmark),
+# the MPI steps (7), the MPI tests alone, or the external suites (8); the
+# default runs all.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +59,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.
 cat "$out/gpu.txt"
 
 steps=${DDTC_GPU_STEPS:-all}
-if [ "$steps" != bench ]; then
+want() { # want STEP-GROUP...: whether DDTC_GPU_STEPS selects one of them
+  local s
+  for s in "$@"; do [ "$steps" = "$s" ] && return 0; done
+  [ "$steps" = all ]
+}
+if want tests; then
 step gpu-test "$build/bin/ddtc-gpu-tests" --types 300 --mode all
 if command -v compute-sanitizer >/dev/null; then
   # The test checks on purpose that pageable memory is refused; that one
@@ -63,11 +77,36 @@ if command -v compute-sanitizer >/dev/null; then
     "$build/bin/ddtc-gpu-tests" --types 8 --seed 12 --mode sync
 fi
 for ex in "$build"/bin/ddtc-example-*; do
+  case "$ex" in *-mpi-*) continue ;; esac # run under mpirun below
   [ -x "$ex" ] && step "$(basename "$ex")" "$ex"
 done
 fi
 
-if [ "$steps" != tests ]; then
+# ---- MPI: the libddtc-mpi suite and examples on device memory -----------------
+mpilib="$build/lib/libddtc-mpi.so"
+mpirun_x=(mpirun --oversubscribe --bind-to none --mca pml ob1
+          --mca btl self,vader -x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH
+          -x DDTC_CACHE_DIR)
+if want tests mpi mpi-tests && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  layer="$build/bin/ddtc-mpi-layer-test"
+  step mpi-layer-eager timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=eager "$layer" --cases 300
+  step mpi-layer-auto timeout 300 "${mpirun_x[@]}" -np 2 "$layer" --cases 300
+  step mpi-layer-pipeline timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=pipeline -x DDTC_MPI_FRAGMENT=3000 "$layer" --cases 300
+  step mpi-layer-staged timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=staged "$layer" --cases 100
+  step mpi-layer-wildcard timeout 300 "${mpirun_x[@]}" -np 4     -x DDTC_MPI_PROTOCOL=pipeline "$layer" --suite wildcard
+  step mpi-layer-threads timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_EAGER_LIMIT=1024 "$layer" --cases 200 --threads 4 --suite p2p
+  for ex in "$build"/bin/ddtc-example-mpi-*; do
+    [ -x "$ex" ] && step "$(basename "$ex")" timeout 120 "${mpirun_x[@]}"       -np 2 -x DDTC_EXAMPLE_REQUIRE_DDTC=1 "$ex"
+  done
+  # Cold kernel caches: the generic kernels serve the first calls while the
+  # specialized ones compile.
+  for i in 1 2 3 4 5; do
+    step "mpi-example-cold-$i" env DDTC_CACHE_DIR="$(mktemp -d)"       timeout 120 "${mpirun_x[@]}" -np 2 -x DDTC_EXAMPLE_REQUIRE_DDTC=1       "$build/bin/ddtc-example-mpi-vector-exchange"
+  done
+fi
+
+if want bench; then
 
 python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
 # A cache of its own, so the JIT figures are cold (the tests above filled
@@ -109,8 +148,7 @@ mpi_bench() {
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then status=1; fi
   return $rc
 }
-if [ "$steps" != tests ]; then
-  mpilib="$build/lib/libddtc-mpi.so"
+if want bench mpi; then
   mpibench="$build/bin/ddtc-mpi-bench"
   if [ -f "$mpilib" ] && [ -x "$mpibench" ] && command -v mpirun >/dev/null; then
     mpi_x=(-x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH -x DDTC_CACHE_DIR)
@@ -161,6 +199,15 @@ if [ "$steps" != tests ]; then
   fi
 fi
 # ---- end of the MPI section --------------------------------------------------
+
+# ---- External suites: MPICH's GPU tests and the OSU benchmarks -----------------
+if want suites && [ -d "$root/.external" ]; then
+  step mpi-suites timeout 560 "$root/bench/mpi-suites.sh" --quick \
+    "$root/.external" "$build" "$out/suites"
+  cat "$out/suites/suites-summary.txt" 2>/dev/null
+elif want suites; then
+  echo "== mpi-suites: skipped (no source bundles in $root/.external)"
+fi
 
 rm -rf "$DDTC_CACHE_DIR"
 echo "results in $out"

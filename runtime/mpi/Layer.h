@@ -154,6 +154,8 @@ void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
 
 //===--- Requests -------------------------------------------------------------===//
 
+/// Operations on device buffers started so far (a count for tests).
+long long deviceOperations();
 /// True when some operation of the layer is in flight or some request of the
 /// user's stands for one (cheap: one atomic load).
 bool anyPending();

@@ -40,17 +40,15 @@ bool active() { return layerActive.load(std::memory_order_acquire); }
 MPI_Comm selfComm() { return privateSelf; }
 
 bool onDevice(const void *buf, int64_t count, MPI_Datatype type) {
-  if (count <= 0 || !active())
+  if (count <= 0 || !active() || type == MPI_DATATYPE_NULL)
     return false;
-  if (buf == MPI_BOTTOM) {
-    if (type == MPI_DATATYPE_NULL)
-      return false;
-    TypeInfo *info = acquireType(type);
-    const void *first = reinterpret_cast<const void *>(info->trueLb);
-    releaseType(info);
-    return isDeviceBuffer(first);
-  }
-  return isDeviceBuffer(buf);
+  // The first byte the type touches: `buf` itself may lie outside the
+  // allocation (a positive lower bound), or be MPI_BOTTOM.
+  MPI_Count trueLb = 0, trueExtent = 0;
+  PMPI_Type_get_true_extent_x(type, &trueLb, &trueExtent);
+  if (trueExtent == 0)
+    return false;
+  return isDeviceBuffer(static_cast<const char *>(buf) + trueLb);
 }
 
 int raise(MPI_Comm comm, int code, const char *what) {
@@ -100,6 +98,12 @@ StagedBuffer::~StagedBuffer() { std::free(storage); }
 } // namespace ddtc::mpi
 
 extern "C" {
+
+/// For tests: device-buffer operations started since MPI_Init.
+__attribute__((visibility("default"))) long long
+ddtc_mpi_device_operations(void) {
+  return deviceOperations();
+}
 
 /// For programs and tests: 1 when the layer handles device buffers.
 __attribute__((visibility("default"))) int ddtc_mpi_active(void) {

@@ -376,8 +376,11 @@ bool usePipeline(Operation &op) {
   return op.pair != nullptr;
 }
 
+std::atomic<long long> operationsStarted{0};
+
 /// Starts one transfer: the library's message is posted when this returns.
 int post(Operation &op) {
+  operationsStarted.fetch_add(1, std::memory_order_relaxed);
   op.state = Operation::State::Posted;
   op.signalled = false;
   op.received = 0;
@@ -623,6 +626,8 @@ OpRef findOp(MPI_Request request) {
 }
 
 } // namespace
+
+long long deviceOperations() { return operationsStarted.load(); }
 
 bool anyInFlight() {
   std::lock_guard<std::mutex> lock(registryMutex);

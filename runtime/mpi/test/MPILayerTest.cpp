@@ -48,10 +48,33 @@ void pickPair(std::mt19937_64 &rng, int i, TypeRef &send, int64_t &scount,
               TypeRef &recv, int64_t &rcount);
 
 const cu::DriverAPI *api = nullptr;
+cu::CUcontext context = nullptr;
+
+/// Makes this rank's device context current on the calling thread (as the
+/// CUDA runtime does for an application).
+bool bindContext() {
+  if (context)
+    return api->cuCtxSetCurrent(context) == cu::CUDA_SUCCESS;
+  int n = 0;
+  if (api->cuDeviceGetCount(&n) != cu::CUDA_SUCCESS || n < 1)
+    return false;
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  cu::CUdevice dev = 0;
+  if (api->cuDeviceGet(&dev, (local ? std::atoi(local) : 0) % n) !=
+          cu::CUDA_SUCCESS ||
+      api->cuDevicePrimaryCtxRetain(&context, dev) != cu::CUDA_SUCCESS)
+    return false;
+  return api->cuCtxSetCurrent(context) == cu::CUDA_SUCCESS;
+}
 int rank = 0, worldSize = 1;
 std::atomic<int> passed{0}, failed{0};
 std::mutex printMutex;
 int only = -1; ///< --only N: run case N alone
+int threads_ = 1;
+/// The layer's count of device operations: a device case must raise it
+/// (with a fake driver, "device" memory is host memory that plain MPI could
+/// also move, so only this shows the layer took the buffer).
+long long (*deviceOps)() = nullptr;
 int from = 0;  ///< --from N: start at case N
 
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -75,8 +98,11 @@ void check(bool ok, const char *what, long long a = 0, long long b = 0) {
 
 void *deviceAlloc(size_t bytes) {
   cu::CUdeviceptr p = 0;
-  if (api->cuMemAlloc(&p, bytes ? bytes : 1) != cu::CUDA_SUCCESS)
-    return nullptr;
+  if (api->cuMemAlloc(&p, bytes ? bytes : 1) != cu::CUDA_SUCCESS) {
+    std::fprintf(stderr, "[rank %d] cuMemAlloc of %zu bytes failed\n", rank,
+                 bytes);
+    std::exit(1);
+  }
   return reinterpret_cast<void *>(p);
 }
 void deviceFree(void *p) {
@@ -453,12 +479,18 @@ void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm,
   }
   if (me == 0) {
     Buffer b(*st, sc, randomCaseSeed(seed, i) ^ 0x5eed, false, sendHost);
+    long long ops = deviceOps();
     layerSend(mode, b.dOrigin(), static_cast<int>(sc), smt.h, 1, tag, comm);
+    if (!sendHost && !threaded && sc > 0 && packedSize(*st, sc) > 0)
+      check(deviceOps() > ops, "the layer moved the device send buffer");
     PMPI_Send(b.hOrigin(), static_cast<int>(sc), smt.h, 1, tag, comm);
   } else if (me == 1) {
     Buffer b(*rt, rc, 0, true, recvHost);
+    long long ops = deviceOps();
     MPI_Status ls = layerRecv(mode, b.dOrigin(), static_cast<int>(rc), rmt.h,
                               0, tag, comm);
+    if (!recvHost && !threaded && rc > 0 && packedSize(*rt, rc) > 0)
+      check(deviceOps() > ops, "the layer moved the device receive buffer");
     MPI_Status hs;
     PMPI_Recv(b.hOrigin(), static_cast<int>(rc), rmt.h, 0, tag, comm, &hs);
     std::vector<unsigned char> got = b.deviceBytes();
@@ -482,6 +514,7 @@ void suiteP2P(uint64_t seed, int cases, int threads) {
   if (comm == MPI_COMM_NULL)
     return;
   auto body = [&](int t) {
+    bindContext();
     for (int i = t; i < cases; i += threads)
       if ((only < 0 || i == only) && i >= from)
         p2pCase(seed, i, 100000 * t, comm, threads > 1);
@@ -785,7 +818,11 @@ int main(int argc, char **argv) {
   auto activeFn =
       reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "ddtc_mpi_active"));
   int skip = 0;
-  if (!api || !activeFn || !activeFn()) {
+  if (api && !bindContext()) {
+    if (rank == 0)
+      std::printf("mpi-layer-test: skipped: no CUDA device\n");
+    skip = 1;
+  } else if (!api || !activeFn || !activeFn()) {
     if (rank == 0)
       std::printf("mpi-layer-test: skipped: %s\n",
                   !api ? error.c_str()
@@ -812,6 +849,14 @@ int main(int argc, char **argv) {
                 "threads\n",
                 static_cast<unsigned long long>(seed), worldSize, cases,
                 threads);
+  threads_ = threads;
+  deviceOps = reinterpret_cast<long long (*)()>(
+      dlsym(RTLD_DEFAULT, "ddtc_mpi_device_operations"));
+  if (!deviceOps) {
+    std::fprintf(stderr, "mpi-layer-test: ddtc_mpi_device_operations not "
+                         "found\n");
+    return 1;
+  }
   if (suite == "all" || suite == "p2p")
     suiteP2P(seed, cases, threads);
   if (suite == "all" || suite == "wildcard")
