@@ -98,8 +98,12 @@ void *threadStream(const void *address) {
   for (auto &[c, s] : threadStreams.streams)
     if (c == ctx)
       return s;
+  // A blocking stream: its work is ordered after what the application
+  // queued on the legacy default stream before the MPI call (a cudaMemcpy
+  // from pageable memory may return before its copy has landed), as an MPI
+  // call on a device buffer must see the buffer as of the call.
   cu::CUstream s = nullptr;
-  if (api->cuStreamCreate(&s, cu::CU_STREAM_NON_BLOCKING) != cu::CUDA_SUCCESS)
+  if (api->cuStreamCreate(&s, 0) != cu::CUDA_SUCCESS)
     return nullptr;
   threadStreams.streams.emplace_back(ctx, s);
   return s;

@@ -128,6 +128,18 @@ int deviceIrecv(void *buf, int count, MPI_Datatype type, int source, int tag,
                 MPI_Comm comm, MPI_Request *request);
 int deviceImrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
                  MPI_Comm comm, MPI_Request *request);
+/// While alive, device sends of this thread use the eager protocol (their
+/// bytes are all packed when MPI_Isend returns: MPI_Sendrecv_replace).
+struct EagerSendsOnly {
+  EagerSendsOnly();
+  ~EagerSendsOnly();
+  EagerSendsOnly(const EagerSendsOnly &) = delete;
+  EagerSendsOnly &operator=(const EagerSendsOnly &) = delete;
+
+private:
+  bool saved;
+};
+
 /// Persistent: the request is started by MPI_Start.
 int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
                      int peer, int tag, MPI_Comm comm, SendMode mode,

@@ -350,10 +350,14 @@ DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
     return rc;
   }
   // The outgoing message is packed (its bytes taken) before the receive can
-  // overwrite the buffer: MPI_Isend of a device buffer returns only after
-  // the pack has finished.
+  // overwrite the buffer: an eager MPI_Isend of a device buffer returns only
+  // after the pack has finished.
   MPI_Request req[2];
-  int rc = MPI_Isend(buf, count, type, dest, sendtag, comm, &req[1]);
+  int rc;
+  {
+    EagerSendsOnly eager;
+    rc = MPI_Isend(buf, count, type, dest, sendtag, comm, &req[1]);
+  }
   if (rc != MPI_SUCCESS)
     return rc;
   rc = MPI_Irecv(buf, count, type, source, recvtag, comm, &req[0]);

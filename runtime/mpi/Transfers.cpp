@@ -177,8 +177,15 @@ int packWhole(Operation &op) {
 int nextId() {
   static std::atomic<int> id{0};
   completionTag(); // reads the tag limit once
-  return id.fetch_add(1, std::memory_order_relaxed) % tagLimit;
+  return id.fetch_add(1, std::memory_order_relaxed) % (tagLimit / 2);
 }
+
+// On the fragments communicator both ranks of a pair may run pipelines
+// towards each other with equal ids: the receiver's answer and the sender's
+// fragments get tags of their own (odd and even), so that neither can match
+// a receive of the other.
+int answerTag(int id) { return 2 * id + 1; }
+int fragmentTag(int id) { return 2 * id; }
 
 int64_t fragLen(const Operation &op, int k) {
   int64_t lo = k * op.fragBytes;
@@ -240,8 +247,8 @@ int startPipeSend(Operation &op) {
     rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
                     op.pair->notes, &op.noteReq);
   if (rc == MPI_SUCCESS)
-    rc = PMPI_Irecv(&op.cts, 1, MPI_INT, op.peer, op.note.id, op.pair->data,
-                    &op.ctsReq);
+    rc = PMPI_Irecv(&op.cts, 1, MPI_INT, op.peer, answerTag(op.note.id),
+                    op.pair->data, &op.ctsReq);
   if (rc != MPI_SUCCESS)
     return rc;
   for (Slot &s : op.slots)
@@ -284,7 +291,7 @@ bool advanceSendPipe(Operation &op) {
     for (Slot &s : op.slots)
       if (s.s == Slot::S::Packed && s.frag == op.nextSend) {
         PMPI_Isend(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE,
-                   op.peer, op.note.id, op.pair->data, &s.req);
+                   op.peer, fragmentTag(op.note.id), op.pair->data, &s.req);
         s.s = Slot::S::Sending;
         ++op.nextSend;
         sent = true;
@@ -301,7 +308,7 @@ bool advanceSendPipe(Operation &op) {
 void postFragmentRecv(Operation &op, Slot &s) {
   s.frag = op.nextFrag++;
   PMPI_Irecv(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE, op.source,
-             op.note.id, op.pair->data, &s.req);
+             fragmentTag(op.note.id), op.pair->data, &s.req);
   s.s = Slot::S::Receiving;
 }
 
@@ -316,8 +323,8 @@ void startPipeRecv(Operation &op) {
     op.cts = 0;
     op.error = MPI_ERR_NO_MEM;
   }
-  PMPI_Isend(&op.cts, 1, MPI_INT, op.source, op.note.id, op.pair->data,
-             &op.ctsReq);
+  PMPI_Isend(&op.cts, 1, MPI_INT, op.source, answerTag(op.note.id),
+             op.pair->data, &op.ctsReq);
   if (!op.cts) {
     if (op.error == MPI_SUCCESS)
       op.error = MPI_ERR_TRUNCATE;
@@ -363,9 +370,12 @@ bool advanceRecvPipe(Operation &op) {
   return testDone(op.ctsReq) && op.fragsDone == op.nfrag;
 }
 
+thread_local bool eagerOnly = false;
+
 /// Whether a device send of `op` goes through the pipeline.
 bool usePipeline(Operation &op) {
-  if (!op.send || op.mode == SendMode::Buffered || op.peer == MPI_PROC_NULL)
+  if (!op.send || op.mode == SendMode::Buffered || op.peer == MPI_PROC_NULL ||
+      eagerOnly)
     return false;
   Protocol p = settings().protocol;
   int64_t n = packedBytes(op);
@@ -475,7 +485,19 @@ bool advance(Operation &op) {
       if (op.staged) {
         PMPI_Get_elements_x(&st, MPI_BYTE, &n);
         op.received = n;
-        if (!op.staged->copyOut())
+        // A zero-byte message may announce a pipeline: received into the
+        // host copy by the MPI library's engine.
+        if (n == 0 && op.source != MPI_PROC_NULL) {
+          MPI_Status hs = st;
+          int rc2 = completeHostReceive(op.staged->host(), op.count,
+                                        op.datatype, op.comm, &hs);
+          if (rc2 != MPI_SUCCESS)
+            op.error = rc2;
+          MPI_Count m = 0;
+          PMPI_Get_elements_x(&hs, MPI_BYTE, &m);
+          op.received = m;
+        }
+        if (op.error == MPI_SUCCESS && !op.staged->copyOut())
           op.error = MPI_ERR_OTHER;
         finishTransfer(op);
         return true;
@@ -628,6 +650,9 @@ OpRef findOp(MPI_Request request) {
 } // namespace
 
 long long deviceOperations() { return operationsStarted.load(); }
+
+EagerSendsOnly::EagerSendsOnly() : saved(eagerOnly) { eagerOnly = true; }
+EagerSendsOnly::~EagerSendsOnly() { eagerOnly = saved; }
 
 bool anyInFlight() {
   std::lock_guard<std::mutex> lock(registryMutex);
@@ -863,7 +888,7 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
   MPI_Count size = 0;
   PMPI_Type_size_x(type, &size);
   int cts = note.bytes <= size * count ? 1 : 0;
-  PMPI_Send(&cts, 1, MPI_INT, source, note.id, pair.data);
+  PMPI_Send(&cts, 1, MPI_INT, source, answerTag(note.id), pair.data);
   if (!cts) {
     status->MPI_ERROR = MPI_ERR_TRUNCATE;
     return raise(comm, MPI_ERR_TRUNCATE,
@@ -875,7 +900,7 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
     MPI_Request r;
     PMPI_Irecv(packed.data() + lo,
                static_cast<int>(std::min(frag, note.bytes - lo)), MPI_BYTE,
-               source, note.id, pair.data, &r);
+               source, fragmentTag(note.id), pair.data, &r);
     int flag = 0;
     while (PMPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
       progress();

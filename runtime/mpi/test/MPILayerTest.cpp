@@ -432,12 +432,16 @@ void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm,
   // The buffer of MPI_Bsend is one per process: threads cannot each attach.
   if (threaded && mode == Bsend)
     mode = Blocking;
+  bool sendHost = i % 5 == 3, recvHost = i % 5 == 4;
+  // Open MPI 4.1's own buffered send of host data can overflow inside the
+  // receiver's unpack of some types: buffered mode is tried on device
+  // buffers only (where the layer sends the packed copy in standard mode).
+  if (sendHost && mode == Bsend)
+    mode = Blocking;
   int tag = tagBase + 4 * (i % 1000);
   MpiType smt(*st), rmt(*rt);
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  // Which side is host memory: device to device mostly, and both mixes.
-  bool sendHost = i % 5 == 3, recvHost = i % 5 == 4;
   char what[200];
   std::snprintf(what, sizeof what,
                 "case %d (seed %llu, mode %s, %lld bytes, %s to %s)", i,
@@ -659,6 +663,32 @@ void suiteSemantics(uint64_t seed) {
                   5, static_cast<char *>(b.hOrigin()) + 16, 1, MPI_DOUBLE,
                   peer, 5, comm, MPI_STATUS_IGNORE);
     check(got == b.host, "MPI_BOTTOM struct of device addresses");
+  }
+  // Both ranks send each other large messages at once (pipelines in both
+  // directions between one pair), then shift in place with
+  // MPI_Sendrecv_replace.
+  {
+    TypeRef big = Datatype::vector(
+        20000, 3, 4, Datatype::primitive(Primitive::Float), error);
+    MpiType bt(*big);
+    Buffer s(*big, 1, seed + 100 + rank, false), r(*big, 1, 0, true);
+    Buffer es(*big, 1, seed + 100 + peer, false), er(*big, 1, 0, true);
+    MPI_Request q[2];
+    MPI_Irecv(r.dOrigin(), 1, bt.h, peer, 21, comm, &q[0]);
+    MPI_Isend(s.dOrigin(), 1, bt.h, peer, 21, comm, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    std::vector<unsigned char> packed(static_cast<size_t>(
+        packedSize(*big, 1)));
+    referencePack(*big, 1, es.hOrigin(), packed.data());
+    referenceUnpack(*big, 1, packed.data(), er.hOrigin());
+    check(r.deviceBytes() == er.host, "pipelines in both directions at once");
+    MPI_Status st;
+    MPI_Sendrecv_replace(s.dOrigin(), 1, bt.h, peer, 22, peer, 22, comm, &st);
+    // s now holds the peer's bytes at the type's places, its own elsewhere.
+    Buffer mine(*big, 1, seed + 100 + rank, false);
+    referenceUnpack(*big, 1, packed.data(), mine.hOrigin());
+    check(s.deviceBytes() == mine.host, "MPI_Sendrecv_replace of a device "
+                                        "buffer");
   }
   // Cancel of a receive that never matches.
   {
