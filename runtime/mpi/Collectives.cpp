@@ -331,3 +331,13 @@ DDTC_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count,
   int rc = PMPI_Exscan(sp, rp, count, type, op, comm);
   return finish(rc, r, comm);
 }
+
+DDTC_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
+                                 MPI_Datatype type, MPI_Op op) {
+  progress();
+  Stage s, r;
+  const void *ip = stage(s, inbuf, count, type, true);
+  void *rp = mut(stage(r, inoutbuf, count, type, true));
+  int rc = PMPI_Reduce_local(ip, rp, count, type, op);
+  return finish(rc, r, MPI_COMM_WORLD);
+}

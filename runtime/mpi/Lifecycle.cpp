@@ -135,6 +135,9 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     finalizeComms();
     PMPI_Comm_free(&privateSelf);
     pinnedTrim();
+    // Kernels still compiling in the background are waited for and the
+    // compiler threads stopped before the MPI library goes away.
+    ddtc_finalize();
   }
   return PMPI_Finalize();
 }

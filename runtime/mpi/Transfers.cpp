@@ -22,6 +22,9 @@
 
 #include "Layer.h"
 
+#include "TypeObject.h"
+#include "ddtc/Core/Typemap.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -905,10 +908,21 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
     while (PMPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
       progress();
   }
-  int pos = 0;
-  int whole = size ? static_cast<int>(note.bytes / size) : 0;
-  int rc = PMPI_Unpack(packed.data(), static_cast<int>(note.bytes), &pos, buf,
-                       whole, type, comm);
+  // Unpacked by ddtc's reference semantics (equal to MPI_Unpack's, and a
+  // partial last instance is written too); the MPI library's MPI_Unpack
+  // when ddtc cannot represent the type.
+  int rc = MPI_SUCCESS;
+  TypeInfo *info = acquireType(type);
+  if (info->type) {
+    ddtc::referenceUnpackRange(*info->type->type, count, packed.data(), 0,
+                               note.bytes, buf);
+  } else {
+    int pos = 0;
+    int whole = size ? static_cast<int>(note.bytes / size) : 0;
+    rc = PMPI_Unpack(packed.data(), static_cast<int>(note.bytes), &pos, buf,
+                     whole, type, comm);
+  }
+  releaseType(info);
   PMPI_Status_set_elements_x(status, MPI_BYTE, note.bytes);
   return rc;
 }

@@ -758,6 +758,11 @@ void suiteCollectives(uint64_t seed) {
     std::vector<int> gb(b.size());
     toHost(gb.data(), db, b.size() * 4);
     check(gb == b, "Alltoall");
+    // MPI_Reduce_local of device buffers.
+    MPI_Reduce_local(da, db, 4 * n, MPI_INT, MPI_SUM);
+    PMPI_Reduce_local(a.data(), b.data(), 4 * n, MPI_INT, MPI_SUM);
+    toHost(gb.data(), db, b.size() * 4);
+    check(gb == b, "MPI_Reduce_local of device buffers");
     deviceFree(d);
     deviceFree(da);
     deviceFree(db);
