@@ -389,7 +389,13 @@ void casePair(uint64_t seed, int i, TypeRef &send, int64_t &scount,
   std::mt19937_64 rng(randomCaseSeed(seed, static_cast<uint64_t>(i)));
   for (int attempt = 0;; ++attempt) {
     pickPair(rng, i, send, scount, recv, rcount);
-    if (attempt == 50 || !overlaps(*recv, rcount))
+    // Open MPI 4.1 overflows a buffer inside its own unpack when a message
+    // of packed bytes is received with a type of 32-byte long double complex
+    // elements (reproduced with plain MPI_Bsend/MPI_Send of MPI_Pack output):
+    // the oracle and host receives cannot take such types.
+    bool ompiDefect =
+        printSpecExpr(*recv).find("LONG_DOUBLE_COMPLEX") != std::string::npos;
+    if (attempt == 50 || (!overlaps(*recv, rcount) && !ompiDefect))
       return;
   }
 }
