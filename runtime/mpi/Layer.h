@@ -113,6 +113,10 @@ void typeSpan(const TypeInfo &t, int64_t count, int64_t &first,
 
 enum class SendMode { Standard, Buffered, Synchronous, Ready };
 
+/// PMPI_Isend, _Ibsend, _Issend or _Irsend, as `mode` says.
+int isendInMode(const void *buf, int count, MPI_Datatype type, int dest,
+                int tag, MPI_Comm comm, SendMode mode, MPI_Request *r);
+
 /// Blocking transfers; return an MPI error code (the comm's handler called).
 int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
                int tag, MPI_Comm comm, SendMode mode);

@@ -73,11 +73,7 @@ int send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
     int rc;
     if (anyInFlight() && mode != SendMode::Buffered) {
       MPI_Request r;
-      rc = mode == SendMode::Synchronous
-               ? PMPI_Issend(buf, count, type, dest, tag, comm, &r)
-           : mode == SendMode::Ready
-               ? PMPI_Irsend(buf, count, type, dest, tag, comm, &r)
-               : PMPI_Isend(buf, count, type, dest, tag, comm, &r);
+      rc = isendInMode(buf, count, type, dest, tag, comm, mode, &r);
       if (rc == MPI_SUCCESS)
         rc = hostWait(&r, MPI_STATUS_IGNORE);
     } else {
@@ -106,22 +102,7 @@ int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
   progress();
   if (!mine(buf, count, type, dest)) {
     beforeHostSend(count, type, dest, tag, comm);
-    int rc;
-    switch (mode) {
-    case SendMode::Buffered:
-      rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Synchronous:
-      rc = PMPI_Issend(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Ready:
-      rc = PMPI_Irsend(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Standard:
-      rc = PMPI_Isend(buf, count, type, dest, tag, comm, request);
-      break;
-    }
-    return rc;
+    return isendInMode(buf, count, type, dest, tag, comm, mode, request);
   }
   return deviceIsend(buf, count, type, dest, tag, comm, mode, request);
 }

@@ -139,8 +139,10 @@ const char *modeName(SendMode m) {
   return "?";
 }
 
-int isendMode(const void *buf, int count, MPI_Datatype type, int dest,
-              int tag, MPI_Comm comm, SendMode mode, MPI_Request *r) {
+} // namespace
+
+int isendInMode(const void *buf, int count, MPI_Datatype type, int dest,
+                int tag, MPI_Comm comm, SendMode mode, MPI_Request *r) {
   switch (mode) {
   case SendMode::Buffered:
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, r);
@@ -153,6 +155,8 @@ int isendMode(const void *buf, int count, MPI_Datatype type, int dest,
   }
   return PMPI_Isend(buf, count, type, dest, tag, comm, r);
 }
+
+namespace {
 
 /// Packs the whole message into pinned memory and waits for it.
 int packWhole(Operation &op) {
@@ -244,7 +248,7 @@ int startPipeSend(Operation &op) {
   note(3, "%s %lld bytes to %d tag %d (pipelined, id %d, %d fragments)",
        modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
        op.note.id, op.nfrag);
-  int rc = isendMode(nullptr, 0, MPI_PACKED, op.peer, op.tag, op.comm,
+  int rc = isendInMode(nullptr, 0, MPI_PACKED, op.peer, op.tag, op.comm,
                      op.mode, &op.inner);
   if (rc == MPI_SUCCESS)
     rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
@@ -407,7 +411,7 @@ int post(Operation &op) {
     if (!op.staged->ok())
       return raise(op.comm, MPI_ERR_OTHER, "cannot stage a device buffer");
     if (op.send)
-      return isendMode(op.staged->host(), op.count, op.datatype, op.peer,
+      return isendInMode(op.staged->host(), op.count, op.datatype, op.peer,
                        op.tag, op.comm, op.mode, &op.inner);
     if (op.message != MPI_MESSAGE_NULL)
       return PMPI_Imrecv(op.staged->host(), op.count, op.datatype,
@@ -429,7 +433,7 @@ int post(Operation &op) {
     // is complete for the user at once (see signalUser); on the wire it is a
     // standard send (Open MPI 4.1's buffered path mishandles some typed
     // receives of packed data).
-    return isendMode(op.pinned, packedBytes(op), MPI_PACKED, op.peer, op.tag,
+    return isendInMode(op.pinned, packedBytes(op), MPI_PACKED, op.peer, op.tag,
                      op.comm,
                      op.mode == SendMode::Buffered ? SendMode::Standard
                                                    : op.mode,
@@ -612,6 +616,22 @@ int runBlocking(Operation &op, MPI_Status *status) {
                                  : raise(op.comm, op.error, "receive failed");
 }
 
+/// Posts the transfer of an operation whose user request exists and puts it
+/// in flight. A failure to post is reported by Wait/Test, as MPI does.
+void startOp(const OpRef &op) {
+  int rc = post(*op);
+  std::lock_guard<std::mutex> lock(registryMutex);
+  if (rc != MPI_SUCCESS) {
+    op->error = rc;
+    finishTransfer(*op);
+    signalUser(*op);
+    return;
+  }
+  signalIfBuffered(*op);
+  inFlight.push_back(op);
+  pendingCount.fetch_add(1, std::memory_order_release);
+}
+
 /// Makes the user's request for `op` and starts it unless persistent.
 int issue(const OpRef &op, MPI_Request *request) {
   op->completionTag = completionTag();
@@ -630,17 +650,7 @@ int issue(const OpRef &op, MPI_Request *request) {
   }
   if (op->persistent)
     return MPI_SUCCESS;
-  rc = post(*op);
-  std::lock_guard<std::mutex> lock(registryMutex);
-  if (rc != MPI_SUCCESS) {
-    op->error = rc;
-    finishTransfer(*op);
-    signalUser(*op);
-    return MPI_SUCCESS; // reported by Wait/Test, as MPI does
-  }
-  signalIfBuffered(*op);
-  inFlight.push_back(op);
-  pendingCount.fetch_add(1, std::memory_order_release);
+  startOp(op);
   return MPI_SUCCESS;
 }
 
@@ -767,20 +777,8 @@ bool startRequest(MPI_Request *request, int &rc) {
     return true;
   }
   rc = PMPI_Start(request);
-  if (rc != MPI_SUCCESS)
-    return true;
-  rc = post(*op);
-  std::lock_guard<std::mutex> lock(registryMutex);
-  if (rc != MPI_SUCCESS) {
-    op->error = rc;
-    finishTransfer(*op);
-    signalUser(*op);
-    rc = MPI_SUCCESS;
-    return true;
-  }
-  signalIfBuffered(*op);
-  inFlight.push_back(op);
-  pendingCount.fetch_add(1, std::memory_order_release);
+  if (rc == MPI_SUCCESS)
+    startOp(op);
   return true;
 }
 
