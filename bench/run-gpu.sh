@@ -99,6 +99,13 @@ if want tests mpi mpi-tests && [ -f "$mpilib" ] && command -v mpirun >/dev/null;
   for ex in "$build"/bin/ddtc-example-mpi-*; do
     [ -x "$ex" ] && step "$(basename "$ex")" timeout 120 "${mpirun_x[@]}"       -np 2 -x DDTC_EXAMPLE_REQUIRE_DDTC=1 "$ex"
   done
+  # An mpi4py program sending strided CuPy views (where both are installed).
+  if python3 -c "import mpi4py, cupy" 2>/dev/null; then
+    step mpi-example-cupy timeout 180 "${mpirun_x[@]}" -np 2 \
+      python3 "$root/examples/mpi/cupy_vector.py"
+  else
+    echo "== mpi-example-cupy: skipped (python3 lacks mpi4py or cupy)"
+  fi
   # Cold kernel caches: the generic kernels serve the first calls while the
   # specialized ones compile.
   for i in 1 2 3 4 5; do
