@@ -156,13 +156,23 @@ bool takeNote(const CommPair &pair, int source, int tag, Note &note) {
 }
 
 bool peekNote(const CommPair &pair, int source, int tag, Note &note) {
-  std::lock_guard<std::mutex> lock(stashMutex);
-  auto &q = stash[{pair.notes, source, tag}];
-  if (q.empty()) {
-    if (!readNote(pair, source, tag, note))
-      return false;
-    q.push_back(note);
+  StashKey key{pair.notes, source, tag};
+  {
+    std::lock_guard<std::mutex> lock(stashMutex);
+    auto it = stash.find(key);
+    if (it != stash.end() && !it->second.empty()) {
+      note = it->second.front();
+      return true;
+    }
   }
+  // Read without holding the stash: waiting for the note progresses the
+  // layer's operations, and one of them may take a note itself.
+  Note read;
+  if (!readNote(pair, source, tag, read))
+    return false;
+  std::lock_guard<std::mutex> lock(stashMutex);
+  auto &q = stash[key];
+  q.push_back(read);
   note = q.front();
   return true;
 }
