@@ -596,6 +596,20 @@ OpRef makeOp(bool send, const void *buf, int count, MPI_Datatype type,
   return op;
 }
 
+/// The status of a finished transfer: what a receive got (a send reports
+/// only its error and whether it was cancelled).
+void writeStatus(const Operation &op, MPI_Status *status) {
+  if (status == MPI_STATUS_IGNORE)
+    return;
+  if (!op.send) {
+    status->MPI_SOURCE = op.source;
+    status->MPI_TAG = op.rtag;
+  }
+  status->MPI_ERROR = op.error;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, op.send ? 0 : op.received);
+  PMPI_Status_set_cancelled(status, op.cancelled);
+}
+
 /// Runs a transfer to its end in the calling thread.
 int runBlocking(Operation &op, MPI_Status *status) {
   int rc = post(op);
@@ -605,13 +619,7 @@ int runBlocking(Operation &op, MPI_Status *status) {
   }
   while (!advance(op))
     progress();
-  if (status != MPI_STATUS_IGNORE) {
-    status->MPI_SOURCE = op.source;
-    status->MPI_TAG = op.rtag;
-    status->MPI_ERROR = op.error;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, op.received);
-    PMPI_Status_set_cancelled(status, op.cancelled);
-  }
+  writeStatus(op, status);
   return op.error == MPI_SUCCESS ? MPI_SUCCESS
                                  : raise(op.comm, op.error, "receive failed");
 }
@@ -782,6 +790,17 @@ bool startRequest(MPI_Request *request, int &rc) {
   return true;
 }
 
+/// Drops the user's request of `op` from the registry, unless its handle was
+/// freed and given to a newer operation meanwhile.
+static void forgetRequest(const OpRef &op) {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  auto it = byRequest.find(op->user);
+  if (it != byRequest.end() && it->second == op) {
+    byRequest.erase(it);
+    pendingCount.fetch_sub(1, std::memory_order_release);
+  }
+}
+
 OpRef lookupRequest(MPI_Request request) {
   return anyPending() ? findOp(request) : nullptr;
 }
@@ -794,36 +813,16 @@ int finishRequest(const OpRef &op, bool persistentKept, MPI_Status *status) {
     if (op->kind == Operation::Kind::HostRecv && status != MPI_STATUS_IGNORE)
       err = completeHostReceive(const_cast<void *>(op->buf), op->count,
                                 op->datatype, op->comm, status);
-    if (!op->persistent || !persistentKept) {
-      std::lock_guard<std::mutex> lock(registryMutex);
-      auto it = byRequest.find(op->user);
-      if (it != byRequest.end() && it->second == op) {
-        byRequest.erase(it);
-        pendingCount.fetch_sub(1, std::memory_order_release);
-      }
-    }
+    if (!op->persistent || !persistentKept)
+      forgetRequest(op);
     return err;
   }
   if (!op->started) // an inactive persistent request: MPI's empty status
     return MPI_SUCCESS;
   op->started = false;
-  if (status != MPI_STATUS_IGNORE) {
-    if (!op->send) {
-      status->MPI_SOURCE = op->source;
-      status->MPI_TAG = op->rtag;
-    }
-    status->MPI_ERROR = op->error;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, op->send ? 0 : op->received);
-    PMPI_Status_set_cancelled(status, op->cancelled);
-  }
-  if (!op->persistent || !persistentKept) {
-    std::lock_guard<std::mutex> lock(registryMutex);
-    auto it = byRequest.find(op->user);
-    if (it != byRequest.end() && it->second == op) {
-      byRequest.erase(it);
-      pendingCount.fetch_sub(1, std::memory_order_release);
-    }
-  }
+  writeStatus(*op, status);
+  if (!op->persistent || !persistentKept)
+    forgetRequest(op);
   return op->error;
 }
 
