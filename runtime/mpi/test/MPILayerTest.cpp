@@ -16,6 +16,11 @@
 // its message is pending, MPI_BOTTOM, cancel), collectives, pack.
 // Prints "N passed, M failed" on rank 0; exits 1 on any failure, 77 when no
 // device memory can be allocated or the layer is not active.
+// Diagnostics (p2p, with --only N): DDTC_TEST_PRINT_TYPES=1 prints each
+// case's types; DDTC_TEST_PLAIN_PACKED=1 moves the case with MPI_Pack and
+// PMPI alone (MPI_PACKED sent, typed receive), and DDTC_TEST_PLAIN_BSEND=1
+// sends that in buffered mode: how the Open MPI defect noted in
+// docs/MPI.md was shown to be the MPI library's.
 //===----------------------------------------------------------------------===//
 
 #include <mpi.h>
