@@ -103,6 +103,9 @@ Loaded load() {
       {slot(a.cuMemHostUnregister), "cuMemHostUnregister", "cuMemHostUnregister", true},
       {slot(a.cuMemAllocManaged), "cuMemAllocManaged", "cuMemAllocManaged", true},
       {slot(a.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", true},
+      {slot(a.cuIpcGetMemHandle), "cuIpcGetMemHandle", "cuIpcGetMemHandle", false},
+      {slot(a.cuIpcOpenMemHandle), "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", false},
+      {slot(a.cuIpcCloseMemHandle), "cuIpcCloseMemHandle", "cuIpcCloseMemHandle", false},
   };
   std::string missing;
   for (const EntryPoint &e : entries) {

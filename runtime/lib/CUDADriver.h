@@ -23,6 +23,13 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 
+/// An exported allocation (CUipcMemHandle): opaque bytes sent to another
+/// process of the same host, which maps the allocation with them.
+constexpr size_t CU_IPC_HANDLE_SIZE = 64;
+struct CUipcMemHandle {
+  char reserved[CU_IPC_HANDLE_SIZE];
+};
+
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -43,7 +50,9 @@ constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
 constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;
 constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
+constexpr int CU_POINTER_ATTRIBUTE_BUFFER_ID = 7;
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11;
 
 // CUmemorytype
 constexpr unsigned CU_MEMORYTYPE_HOST = 1;
@@ -59,6 +68,7 @@ constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1;
 constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 2;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
 
 /// The entry points ddtc and its tests call. Required ones are never null
 /// once the driver loaded; optional ones (marked) may be.
@@ -115,6 +125,11 @@ struct DriverAPI {
   CUresult (*cuMemHostUnregister)(void *);
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  // CUDA IPC between processes of one host (optional: without them the MPI
+  // layer moves device data between processes through host memory).
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr);
 };
 
 /// The process's driver: loaded and cuInit'ed on first use. Returns null and

@@ -45,6 +45,31 @@ int deletePair(MPI_Comm, int, void *value, void *) {
   return MPI_SUCCESS;
 }
 
+/// The MPI_COMM_WORLD rank of each peer rank of `comm` (-1 where none: a
+/// process of another world).
+std::vector<int> worldRanks(MPI_Comm comm) {
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  MPI_Group group, world;
+  if (inter)
+    PMPI_Comm_remote_group(comm, &group);
+  else
+    PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int n = 0;
+  PMPI_Group_size(group, &n);
+  std::vector<int> ranks(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    ranks[i] = i;
+  PMPI_Group_translate_ranks(group, n, ranks.data(), world, out.data());
+  for (int &r : out)
+    if (r == MPI_UNDEFINED)
+      r = -1;
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  return out;
+}
+
 bool makePair(MPI_Comm comm, CommPair &p) {
   if (PMPI_Comm_dup(comm, &p.notes) != MPI_SUCCESS)
     return false;
@@ -54,6 +79,8 @@ bool makePair(MPI_Comm comm, CommPair &p) {
   }
   PMPI_Comm_set_name(p.notes, const_cast<char *>("ddtc-mpi notes"));
   PMPI_Comm_set_name(p.data, const_cast<char *>("ddtc-mpi fragments"));
+  if (comm != MPI_COMM_WORLD)
+    p.world = worldRanks(comm);
   return true;
 }
 

@@ -6,15 +6,12 @@
 // each other's work.
 //===----------------------------------------------------------------------===//
 
-#include "Layer.h"
-
-#include "CUDADriver.h"
+#include "DeviceDriver.h"
 
 #include <map>
 #include <vector>
 
 namespace ddtc::mpi {
-namespace {
 
 const cu::DriverAPI *driver() {
   static const cu::DriverAPI *api = [] {
@@ -27,6 +24,8 @@ const cu::DriverAPI *driver() {
   }();
   return api;
 }
+
+namespace {
 
 /// Makes a context current on this thread: the primary context of the
 /// device holding `address` (else device 0), as the CUDA runtime would.
@@ -49,8 +48,12 @@ cu::CUcontext ensureContext(const cu::DriverAPI &api, const void *address) {
   return ctx;
 }
 
+struct ContextStreams {
+  cu::CUcontext ctx = nullptr;
+  cu::CUstream main = nullptr, copy = nullptr;
+};
 struct ThreadStreams {
-  std::vector<std::pair<cu::CUcontext, cu::CUstream>> streams;
+  std::vector<ContextStreams> streams;
   ~ThreadStreams() {
     // Streams of exiting threads are left to the context: destroying them
     // here could race with the driver's own teardown at process exit.
@@ -61,6 +64,8 @@ thread_local ThreadStreams threadStreams;
 std::mutex poolMutex;
 std::map<size_t, std::vector<void *>> pool; // by rounded size
 
+} // namespace
+
 size_t roundSize(size_t bytes) {
   size_t s = 4096;
   while (s < bytes)
@@ -68,7 +73,10 @@ size_t roundSize(size_t bytes) {
   return s;
 }
 
-} // namespace
+bool makeContextCurrent(const void *address) {
+  const cu::DriverAPI *api = driver();
+  return api && ensureContext(*api, address);
+}
 
 bool haveDriver() { return driver() != nullptr; }
 
@@ -88,25 +96,58 @@ bool isDeviceBuffer(const void *address) {
   return memType == cu::CU_MEMORYTYPE_DEVICE && !managed;
 }
 
-void *threadStream(const void *address) {
+/// The streams of the calling thread in the current context (made current
+/// from `address`); null without a driver or context.
+static ContextStreams *contextStreams(const void *address) {
   const cu::DriverAPI *api = driver();
   if (!api)
     return nullptr;
   cu::CUcontext ctx = ensureContext(*api, address);
   if (!ctx)
     return nullptr;
-  for (auto &[c, s] : threadStreams.streams)
-    if (c == ctx)
-      return s;
+  for (ContextStreams &c : threadStreams.streams)
+    if (c.ctx == ctx)
+      return &c;
+  threadStreams.streams.push_back({ctx, nullptr, nullptr});
+  return &threadStreams.streams.back();
+}
+
+void *threadStream(const void *address) {
+  ContextStreams *c = contextStreams(address);
+  if (!c)
+    return nullptr;
   // A blocking stream: its work is ordered after what the application
   // queued on the legacy default stream before the MPI call (a cudaMemcpy
   // from pageable memory may return before its copy has landed), as an MPI
   // call on a device buffer must see the buffer as of the call.
-  cu::CUstream s = nullptr;
-  if (api->cuStreamCreate(&s, 0) != cu::CUDA_SUCCESS)
+  if (!c->main && driver()->cuStreamCreate(&c->main, 0) != cu::CUDA_SUCCESS)
+    c->main = nullptr;
+  return c->main;
+}
+
+void *threadCopyStream(const void *address) {
+  ContextStreams *c = contextStreams(address);
+  if (!c)
     return nullptr;
-  threadStreams.streams.emplace_back(ctx, s);
-  return s;
+  if (!c->copy && driver()->cuStreamCreate(&c->copy, 0) != cu::CUDA_SUCCESS)
+    c->copy = nullptr;
+  return c->copy;
+}
+
+bool streamWait(void *stream, void *event) {
+  const cu::DriverAPI *api = driver();
+  return api && api->cuStreamWaitEvent(static_cast<cu::CUstream>(stream),
+                                       static_cast<cu::CUevent>(event),
+                                       0) == cu::CUDA_SUCCESS;
+}
+
+bool copyDeviceAsync(void *dst, const void *src, size_t bytes, void *stream) {
+  const cu::DriverAPI *api = driver();
+  return api && (bytes == 0 ||
+                 api->cuMemcpyDtoDAsync(
+                     reinterpret_cast<cu::CUdeviceptr>(dst),
+                     reinterpret_cast<cu::CUdeviceptr>(src), bytes,
+                     static_cast<cu::CUstream>(stream)) == cu::CUDA_SUCCESS);
 }
 
 bool syncStream(void *stream, std::string &error) {
@@ -119,6 +160,17 @@ bool syncStream(void *stream, std::string &error) {
     return false;
   }
   return true;
+}
+
+bool fence(void *stream) {
+  const cu::DriverAPI *api = driver();
+  void *e = recordEvent(stream);
+  if (!api || !e)
+    return false;
+  bool ok = api->cuEventSynchronize(static_cast<cu::CUevent>(e)) ==
+            cu::CUDA_SUCCESS;
+  releaseEvent(e);
+  return ok;
 }
 
 void *recordEvent(void *stream) {

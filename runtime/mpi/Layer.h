@@ -20,12 +20,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace ddtc::mpi {
 
 //===--- Settings (DDTC_MPI_*) ---------------------------------------------===//
 
-enum class Protocol { Auto, Eager, Pipeline, Staged };
+/// Pipeline: through pinned host memory only; Ipc: through CUDA IPC where
+/// the peer is on this host (else as Pipeline).
+enum class Protocol { Auto, Eager, Pipeline, Staged, Ipc };
 
 struct Settings {
   bool disabled = false;        ///< DDTC_MPI_DISABLE: pass everything through
@@ -36,6 +39,12 @@ struct Settings {
   int maxCtas = 0;              ///< DDTC_MPI_CTAS (0: no cap)
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
+  bool ipc = true;        ///< DDTC_MPI_IPC=0: never CUDA IPC
+  /// DDTC_MPI_IPC_READ: the IPC receiver copies each fragment from the peer
+  /// to local staging before unpacking it ("stage", default) or unpacks
+  /// straight from the peer's memory ("direct").
+  bool ipcStage = true;
+  int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
 };
 
 const Settings &settings();
@@ -57,6 +66,9 @@ bool isDeviceBuffer(const void *address);
 void *threadStream(const void *address);
 /// Waits for the stream; returns false and reports on failure.
 bool syncStream(void *stream, std::string &error);
+/// Waits until the work queued on `stream` so far, and what the legacy
+/// stream had queued before it, is done.
+bool fence(void *stream);
 /// An event recorded on `stream` now; query with eventDone.
 void *recordEvent(void *stream);
 bool eventDone(void *event);
@@ -70,11 +82,72 @@ bool copyToDeviceAsync(void *device, const void *host, size_t bytes,
 bool copyToHost(void *host, const void *device, size_t bytes);
 bool copyToDevice(void *device, const void *host, size_t bytes);
 
+/// A second stream of the calling thread, for copies that overlap the
+/// kernels of the first (the IPC receiver's staging copies).
+void *threadCopyStream(const void *address);
+/// Makes `stream` wait for `event` (recorded on another stream).
+bool streamWait(void *stream, void *event);
+/// Asynchronous copy between device buffers (peer memory included).
+bool copyDeviceAsync(void *dst, const void *src, size_t bytes, void *stream);
+
 /// Page-locked, device-mapped host memory from a pool (sizes rounded up to
 /// powers of two and kept for reuse: registering memory is slow).
 void *pinnedAcquire(size_t bytes);
 void pinnedRelease(void *p, size_t bytes);
 void pinnedTrim(); ///< frees the pool (at finalize)
+
+//===--- CUDA IPC ----------------------------------------------------------===//
+
+/// Device memory of this process as another process of the host can map
+/// it: the exported allocation and where the bytes meant lie in it.
+struct IpcRef {
+  unsigned char handle[64] = {}; ///< CUipcMemHandle of the allocation
+  uint64_t base = 0;     ///< the allocation's address in its owner
+  uint64_t bufferId = 0; ///< its buffer id (a reallocation gets a new one)
+  uint64_t offset = 0;   ///< of the bytes meant, from base
+  int32_t owner = -1;    ///< the owner's rank in MPI_COMM_WORLD
+  int32_t slots = 0;     ///< a ring's slots (0: the whole message in place)
+  int64_t slotBytes = 0; ///< bytes per slot of a ring
+};
+
+/// A block of device memory from the layer's pool, exported once.
+struct DeviceBlock {
+  char *ptr = nullptr;
+  size_t bytes = 0; ///< rounded size
+  IpcRef ref;       ///< its export (owner, slots filled by the user)
+};
+/// False when device memory or its export cannot be had.
+bool deviceAcquire(const void *near, size_t bytes, DeviceBlock &block);
+void deviceRelease(DeviceBlock &block);
+/// Fills `ref` for device memory at `p` (a buffer of the user's, read or
+/// written in place by the peer); false when it cannot be exported (memory
+/// from a stream-ordered pool, for instance).
+bool exportDevice(const void *p, IpcRef &ref);
+/// A peer's allocation mapped here, held while an operation uses it; the
+/// mapping stays cached (bounded, least recently used closed first).
+struct PeerMapping {
+  char *base = nullptr;
+  uint64_t key = 0;
+};
+/// Maps `ref`; false (with the driver's reason) when it cannot.
+bool openPeer(const IpcRef &ref, PeerMapping &m, std::string &why);
+void closePeer(PeerMapping &m);
+/// Closes every cached mapping (at finalize).
+void trimPeers();
+/// Whether the driver offers CUDA IPC.
+bool haveIpc();
+
+//===--- Peers --------------------------------------------------------------===//
+
+/// Learns which ranks of MPI_COMM_WORLD share this host (at MPI_Init).
+void initPeers();
+/// This process's rank in MPI_COMM_WORLD.
+int worldRank();
+/// Whether the device messages to `world` may use CUDA IPC.
+bool ipcPeer(int world);
+/// After an IPC failure with `world`: later messages use host memory
+/// (said once with DDTC_MPI_VERBOSE).
+void dropIpcPeer(int world, const std::string &why);
 
 //===--- Types ----------------------------------------------------------------===//
 
@@ -172,6 +245,10 @@ void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
 
 /// Operations on device buffers started so far (a count for tests).
 long long deviceOperations();
+/// Messages this rank received through CUDA IPC, and times a peer was
+/// dropped to host memory after an IPC failure (counts for tests).
+long long ipcReceives();
+long long ipcFallbacks();
 /// True when some operation of the layer is in flight or some request of the
 /// user's stands for one (cheap: one atomic load).
 bool anyPending();
@@ -231,17 +308,43 @@ private:
 struct CommPair {
   MPI_Comm notes = MPI_COMM_NULL; ///< notes, with the user's tags
   MPI_Comm data = MPI_COMM_NULL;  ///< answers and fragments, tagged by id
+  /// The MPI_COMM_WORLD rank of each peer rank (of the remote group for an
+  /// intercommunicator); empty for MPI_COMM_WORLD itself.
+  std::vector<int> world;
+  int worldOf(int rank) const {
+    return world.empty() ? rank
+           : rank >= 0 && rank < static_cast<int>(world.size()) ? world[rank]
+                                                                : -1;
+  }
 };
 
 /// What follows a zero-byte message on a communicator with a pair.
 struct Note {
   static constexpr uint32_t kMagic = 0x64647463; // "ddtc"
-  enum Kind : uint32_t { Empty = 0, Pipelined = 1 };
+  /// Pipelined: fragments through host memory. Ipc: through CUDA IPC, from
+  /// `ref` (the sender's ring, or its buffer in place).
+  enum Kind : uint32_t { Empty = 0, Pipelined = 1, Ipc = 2 };
   uint32_t magic = kMagic;
   uint32_t kind = Empty;
   int64_t bytes = 0; ///< packed bytes of the message
   int32_t id = 0;    ///< the tag of its answer and fragments
   int32_t fragment = 0; ///< bytes per fragment (the sender's setting)
+  IpcRef ref;           ///< for Ipc
+};
+
+/// The receiver's answer to a pipelined note.
+struct Answer {
+  enum Go : int32_t {
+    Refuse = 0,    ///< the receive is too small: nothing is sent
+    HostFrags = 1, ///< fragments through host memory as MPI messages
+    IpcRead = 2,   ///< the receiver reads the sender's ring or buffer
+    IpcWrite = 3   ///< the sender writes into `ref` (the receive buffer)
+  };
+  int32_t go = Refuse;
+  /// With HostFrags to an IPC note: the receiver could not map the
+  /// sender's memory (a device receiver; a host one never tries).
+  int32_t ipcFailed = 0;
+  IpcRef ref;
 };
 
 void initComms();

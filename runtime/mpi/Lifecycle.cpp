@@ -23,6 +23,7 @@ void startLayer() {
   }
   initTypes();
   initComms();
+  initPeers();
   PMPI_Comm_dup(MPI_COMM_SELF, &privateSelf);
   PMPI_Comm_set_name(privateSelf, const_cast<char *>("ddtc-mpi completions"));
   layerActive.store(true, std::memory_order_release);
@@ -105,6 +106,16 @@ ddtc_mpi_device_operations(void) {
   return deviceOperations();
 }
 
+/// For tests: messages received through CUDA IPC, and peers dropped to host
+/// memory after an IPC failure, since MPI_Init.
+__attribute__((visibility("default"))) long long ddtc_mpi_ipc_receives(void) {
+  return ipcReceives();
+}
+__attribute__((visibility("default"))) long long
+ddtc_mpi_ipc_fallbacks(void) {
+  return ipcFallbacks();
+}
+
 /// For programs and tests: 1 when the layer handles device buffers.
 __attribute__((visibility("default"))) int ddtc_mpi_active(void) {
   return active() ? 1 : 0;
@@ -134,6 +145,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     layerActive.store(false, std::memory_order_release);
     finalizeComms();
     PMPI_Comm_free(&privateSelf);
+    trimPeers();
     pinnedTrim();
     // Kernels still compiling in the background are waited for and the
     // compiler threads stopped before the MPI library goes away.

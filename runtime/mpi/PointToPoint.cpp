@@ -47,7 +47,7 @@ void fixProbed(MPI_Comm comm, MPI_Status *st, MPI_Message *message) {
     probedComm[*message] = comm;
   }
   if (peekNote(*pair, st->MPI_SOURCE, st->MPI_TAG, note) &&
-      note.kind == Note::Pipelined)
+      (note.kind == Note::Pipelined || note.kind == Note::Ipc))
     PMPI_Status_set_elements_x(st, MPI_BYTE, note.bytes);
 }
 

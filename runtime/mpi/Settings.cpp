@@ -57,14 +57,28 @@ Settings read() {
       s.protocol = Protocol::Pipeline;
     else if (!std::strcmp(p, "staged"))
       s.protocol = Protocol::Staged;
+    else if (!std::strcmp(p, "ipc"))
+      s.protocol = Protocol::Ipc;
     else
       std::fprintf(stderr,
                    "ddtc-mpi: DDTC_MPI_PROTOCOL=%s is not one of auto, eager, "
-                   "pipeline, staged; using auto\n",
+                   "pipeline, staged, ipc; using auto\n",
                    p);
   }
   if (const char *h = std::getenv("DDTC_MPI_HANDSHAKE"))
     s.handshake = std::strcmp(h, "0") != 0;
+  if (const char *v = std::getenv("DDTC_MPI_IPC"))
+    s.ipc = std::strcmp(v, "0") != 0;
+  if (const char *r = std::getenv("DDTC_MPI_IPC_READ"); r && *r) {
+    if (!std::strcmp(r, "stage") || !std::strcmp(r, "direct"))
+      s.ipcStage = !std::strcmp(r, "stage");
+    else
+      std::fprintf(stderr,
+                   "ddtc-mpi: DDTC_MPI_IPC_READ=%s is not one of stage, "
+                   "direct; using stage\n",
+                   r);
+  }
+  s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
   return s;
 }
 
@@ -88,6 +102,8 @@ const char *protocolName(Protocol p) {
     return "pipeline";
   case Protocol::Staged:
     return "staged";
+  case Protocol::Ipc:
+    return "ipc";
   }
   return "?";
 }

@@ -20,7 +20,7 @@
 // and persistent operations use a persistent receive the same way.
 //===----------------------------------------------------------------------===//
 
-#include "Layer.h"
+#include "Operation.h"
 
 #include "TypeObject.h"
 #include "ddtc/Core/Typemap.h"
@@ -32,73 +32,58 @@
 
 namespace ddtc::mpi {
 
-/// One slot of a pipeline's ring of pinned fragments.
-struct Slot {
-  char *buf = nullptr;
-  int frag = -1;
-  enum class S { Free, Packing, Packed, Sending, Receiving, Unpacking };
-  S s = S::Free;
-  void *event = nullptr;
-  MPI_Request req = MPI_REQUEST_NULL;
-};
+Operation::~Operation() {
+  releaseType(info);
+  if (pinned)
+    pinnedRelease(pinned, pinnedBytes);
+  if (ring)
+    pinnedRelease(ring, ringBytes);
+  finishIpc(*this);
+}
 
-struct Operation {
-  /// Device: a transfer of the layer. HostRecv: a host receive on a
-  /// communicator with a pair, watched for pipelined messages.
-  /// HostZeroSend: a persistent zero-byte host send, which owes a note per
-  /// start.
-  enum class Kind { Device, HostRecv, HostZeroSend } kind = Kind::Device;
-  bool send = true;
-  SendMode mode = SendMode::Standard;
-  TypeInfo *info = nullptr;
-  MPI_Datatype datatype = MPI_DATATYPE_NULL; ///< valid only while posting
-  const void *buf = nullptr;
-  int count = 0, peer = 0, tag = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Message message = MPI_MESSAGE_NULL; ///< for Mrecv/Imrecv
-  bool persistent = false;
+int packedBytes(const Operation &op) {
+  return static_cast<int>(op.info->size * op.count);
+}
 
-  // One transfer.
-  enum class State { Idle, Posted, Unpacking, SendPipe, RecvPipe, Done };
-  State state = State::Idle;
-  void *pinned = nullptr;
-  size_t pinnedBytes = 0;
-  void *stream = nullptr;
-  void *event = nullptr;
-  MPI_Request inner = MPI_REQUEST_NULL;
-  std::unique_ptr<StagedBuffer> staged;
-  int64_t received = 0;
-  int source = MPI_ANY_SOURCE, rtag = MPI_ANY_TAG;
-  int error = MPI_SUCCESS;
-  bool cancelled = false;
-  bool started = false; ///< a start not yet reported by Wait/Test
-  bool signalled = false; ///< the user's request was completed already
+int64_t fragLen(const Operation &op, int k) {
+  int64_t lo = k * op.fragBytes;
+  return std::min(op.total, lo + op.fragBytes) - lo;
+}
 
-  // The pipelined protocol.
-  const CommPair *pair = nullptr;
-  Note note;
-  int32_t cts = 0; ///< the receiver's answer: 1 go, 0 refused (truncation)
-  MPI_Request noteReq = MPI_REQUEST_NULL, ctsReq = MPI_REQUEST_NULL;
-  bool ctsDone = false;
-  int64_t total = 0, fragBytes = 0;
-  int nfrag = 0, nextFrag = 0, nextSend = 0, fragsDone = 0;
-  std::vector<Slot> slots;
-  void *ring = nullptr;
-  size_t ringBytes = 0;
-
-  // The user's request.
-  int completionTag = -1;
-  MPI_Request user = MPI_REQUEST_NULL;
-  bool userFreed = false;
-
-  ~Operation() {
-    releaseType(info);
-    if (pinned)
-      pinnedRelease(pinned, pinnedBytes);
-    if (ring)
-      pinnedRelease(ring, ringBytes);
+bool testDone(Operation &op, MPI_Request &r) {
+  if (r == MPI_REQUEST_NULL)
+    return true;
+  int flag = 0;
+  int rc = PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    // The MPI library gave up on this message (a peer died, with
+    // MPI_ERRORS_RETURN): so does the operation, instead of waiting forever.
+    if (op.error == MPI_SUCCESS)
+      op.error = rc;
+    r = MPI_REQUEST_NULL;
+    return true;
   }
-};
+  return flag;
+}
+
+void Outbox::post(int32_t value, int peer, int tag, MPI_Comm comm) {
+  sends.emplace_back(value, MPI_REQUEST_NULL);
+  auto &back = sends.back();
+  PMPI_Isend(&back.first, 1, MPI_INT32_T, peer, tag, comm, &back.second);
+}
+
+bool Outbox::drain() {
+  while (!sends.empty()) {
+    int flag = 0;
+    if (sends.front().second != MPI_REQUEST_NULL &&
+        PMPI_Test(&sends.front().second, &flag, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS &&
+        !flag)
+      return false;
+    sends.pop_front();
+  }
+  return true;
+}
 
 namespace {
 
@@ -119,10 +104,6 @@ int completionTag() {
       tagLimit = *static_cast<int *>(v);
   });
   return nextTag.fetch_add(1, std::memory_order_relaxed) % tagLimit;
-}
-
-int packedBytes(const Operation &op) {
-  return static_cast<int>(op.info->size * op.count);
 }
 
 const char *modeName(SendMode m) {
@@ -187,18 +168,6 @@ int nextId() {
   return id.fetch_add(1, std::memory_order_relaxed) % (tagLimit / 2);
 }
 
-// On the fragments communicator both ranks of a pair may run pipelines
-// towards each other with equal ids: the receiver's answer and the sender's
-// fragments get tags of their own (odd and even), so that neither can match
-// a receive of the other.
-int answerTag(int id) { return 2 * id + 1; }
-int fragmentTag(int id) { return 2 * id; }
-
-int64_t fragLen(const Operation &op, int k) {
-  int64_t lo = k * op.fragBytes;
-  return std::min(op.total, lo + op.fragBytes) - lo;
-}
-
 bool makeRing(Operation &op) {
   op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
   size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
@@ -218,17 +187,47 @@ bool packNext(Operation &op, Slot &slot) {
   int k = op.nextFrag++;
   int64_t lo = k * op.fragBytes, len = fragLen(op, k);
   const char *origin = static_cast<const char *>(op.buf);
-  bool ok = op.info->contiguous
-                ? copyToHostAsync(slot.buf, origin + op.info->trueLb + lo,
-                                  static_cast<size_t>(len), op.stream)
-                : ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len,
-                            slot.buf, op.stream,
-                            settings().maxCtas) == DDTC_SUCCESS;
+  bool ok;
+  if (!op.info->contiguous)
+    ok = ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len, slot.buf,
+                   op.stream, settings().maxCtas) == DDTC_SUCCESS;
+  else if (op.ipc) // the slot is device memory
+    ok = copyDeviceAsync(slot.buf, origin + op.info->trueLb + lo,
+                         static_cast<size_t>(len), op.stream);
+  else
+    ok = copyToHostAsync(slot.buf, origin + op.info->trueLb + lo,
+                         static_cast<size_t>(len), op.stream);
   slot.frag = k;
   slot.event = ok ? recordEvent(op.stream) : nullptr;
   slot.s = Slot::S::Packing;
   return ok && slot.event;
 }
+
+/// Packs into every free slot while fragments are left.
+bool packFree(Operation &op) {
+  for (Slot &s : op.slots)
+    if (s.s == Slot::S::Free && op.nextFrag < op.nfrag && !packNext(op, s))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool restartOnHost(Operation &op) {
+  std::string error;
+  if (op.stream)
+    syncStream(op.stream, error); // packs into the device ring may run
+  for (Slot &s : op.slots)
+    releaseEvent(s.event);
+  op.slots.clear();
+  finishIpc(op);
+  op.ipc = false;
+  if (!makeRing(op) || !packFree(op))
+    return false;
+  return true;
+}
+
+namespace {
 
 /// Sender: the zero-byte message, its note and the wait for the answer;
 /// the first fragments are packed at once, while the answer travels.
@@ -236,47 +235,57 @@ int startPipeSend(Operation &op) {
   op.total = packedBytes(op);
   op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
   op.stream = threadStream(op.buf);
-  if (!op.stream || !makeRing(op))
-    return raise(op.comm, MPI_ERR_NO_MEM,
-                 "cannot get pinned host memory or a CUDA stream");
   op.note = Note{};
   op.note.kind = Note::Pipelined;
+  op.ipc = op.stream && wantIpc(op);
+  if (op.ipc && !startIpcSend(op)) {
+    // No device ring or export: through host memory after all.
+    finishIpc(op);
+    op.ipc = false;
+    op.note = Note{};
+    op.note.kind = Note::Pipelined;
+    op.error = MPI_SUCCESS;
+  }
+  if (!op.stream || (!op.ipc && !makeRing(op)))
+    return raise(op.comm, MPI_ERR_NO_MEM,
+                 "cannot get pinned host memory or a CUDA stream");
   op.note.bytes = op.total;
   op.note.id = nextId();
   op.note.fragment = static_cast<int32_t>(op.fragBytes);
-  op.ctsDone = false;
-  note(3, "%s %lld bytes to %d tag %d (pipelined, id %d, %d fragments)",
+  op.answered = false;
+  note(3, "%s %lld bytes to %d tag %d (%s, id %d, %d fragments)",
        modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
-       op.note.id, op.nfrag);
+       op.ipc ? "CUDA IPC" : "pipelined", op.note.id, op.nfrag);
   int rc = isendInMode(nullptr, 0, MPI_PACKED, op.peer, op.tag, op.comm,
                      op.mode, &op.inner);
   if (rc == MPI_SUCCESS)
     rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
                     op.pair->notes, &op.noteReq);
   if (rc == MPI_SUCCESS)
-    rc = PMPI_Irecv(&op.cts, 1, MPI_INT, op.peer, answerTag(op.note.id),
-                    op.pair->data, &op.ctsReq);
+    rc = PMPI_Irecv(&op.answer, sizeof op.answer, MPI_BYTE, op.peer,
+                    answerTag(op.note.id), op.pair->data, &op.answerReq);
   if (rc != MPI_SUCCESS)
     return rc;
-  for (Slot &s : op.slots)
-    if (op.nextFrag < op.nfrag && !packNext(op, s))
-      return raise(op.comm, MPI_ERR_OTHER, ddtc_last_error());
+  if (!packFree(op))
+    return raise(op.comm, MPI_ERR_OTHER, ddtc_last_error());
   op.state = Operation::State::SendPipe;
   return MPI_SUCCESS;
 }
 
-bool testDone(MPI_Request &r) {
-  if (r == MPI_REQUEST_NULL)
-    return true;
-  int flag = 0;
-  PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-  return flag;
-}
-
 bool advanceSendPipe(Operation &op) {
-  if (!op.ctsDone && testDone(op.ctsReq))
-    op.ctsDone = true;
-  bool go = op.ctsDone && op.cts == 1;
+  if (!op.answered && testDone(op, op.answerReq)) {
+    op.answered = true;
+    if (op.ipc && op.answer.go == Answer::HostFrags) {
+      if (op.answer.ipcFailed)
+        dropIpcPeer(op.peerWorld, "the receiver cannot map this rank's memory");
+      if (!restartOnHost(op))
+        op.error = MPI_ERR_NO_MEM;
+    }
+  }
+  if (op.ipc)
+    return advanceIpcSend(op);
+  bool go = op.answered && op.answer.go == Answer::HostFrags &&
+            op.error == MPI_SUCCESS;
   bool busy = false;
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Packing && eventDone(s.event)) {
@@ -284,13 +293,13 @@ bool advanceSendPipe(Operation &op) {
       s.event = nullptr;
       s.s = Slot::S::Packed;
     }
-    if (s.s == Slot::S::Sending && testDone(s.req)) {
+    if (s.s == Slot::S::Sending && testDone(op, s.req)) {
       ++op.fragsDone;
       s.s = Slot::S::Free;
       if (op.nextFrag < op.nfrag && !packNext(op, s))
         op.error = MPI_ERR_OTHER;
     }
-    busy = busy || s.s == Slot::S::Packing;
+    busy = busy || s.s == Slot::S::Packing || s.s == Slot::S::Sending;
   }
   // Fragments leave in order: the receiver's receives match them in order.
   for (bool sent = go; sent;) {
@@ -302,12 +311,13 @@ bool advanceSendPipe(Operation &op) {
         s.s = Slot::S::Sending;
         ++op.nextSend;
         sent = true;
+        busy = true;
       }
   }
-  bool headerDone = testDone(op.inner) && testDone(op.noteReq);
-  if (!headerDone || !op.ctsDone)
+  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
+  if (!headerDone || !op.answered)
     return false;
-  if (op.cts != 1) // refused (the receive was too small): nothing to send
+  if (!go) // refused (the receive was too small), or failed: nothing to send
     return !busy;
   return op.fragsDone == op.nfrag;
 }
@@ -324,15 +334,21 @@ void startPipeRecv(Operation &op) {
   op.total = op.note.bytes;
   op.fragBytes = op.note.fragment > 0 ? op.note.fragment : settings().fragment;
   int64_t capacity = packedBytes(op);
-  op.cts = op.total <= capacity ? 1 : 0;
   op.stream = threadStream(op.buf);
-  if (op.cts && (!op.stream || !makeRing(op))) {
-    op.cts = 0;
+  op.state = Operation::State::RecvPipe;
+  bool tried = op.note.kind == Note::Ipc && op.total <= capacity && op.stream;
+  if (tried && startIpcRecv(op, capacity))
+    return;
+  op.answer = Answer{};
+  op.answer.ipcFailed = tried;
+  op.answer.go = op.total <= capacity ? Answer::HostFrags : Answer::Refuse;
+  if (op.answer.go && (!op.stream || !makeRing(op))) {
+    op.answer.go = Answer::Refuse;
     op.error = MPI_ERR_NO_MEM;
   }
-  PMPI_Isend(&op.cts, 1, MPI_INT, op.source, answerTag(op.note.id),
-             op.pair->data, &op.ctsReq);
-  if (!op.cts) {
+  PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
+             answerTag(op.note.id), op.pair->data, &op.answerReq);
+  if (!op.answer.go) {
     if (op.error == MPI_SUCCESS)
       op.error = MPI_ERR_TRUNCATE;
     op.nfrag = 0;
@@ -345,14 +361,15 @@ void startPipeRecv(Operation &op) {
   }
   note(3, "receive %lld bytes from %d tag %d (pipelined, id %d)%s",
        static_cast<long long>(op.total), op.source, op.rtag, op.note.id,
-       op.cts ? "" : ": refused, the receive buffer is too small");
-  op.state = Operation::State::RecvPipe;
+       op.answer.go ? "" : ": refused, the receive buffer is too small");
 }
 
 bool advanceRecvPipe(Operation &op) {
+  if (op.ipc)
+    return advanceIpcRecv(op);
   char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
   for (Slot &s : op.slots) {
-    if (s.s == Slot::S::Receiving && testDone(s.req)) {
+    if (s.s == Slot::S::Receiving && testDone(op, s.req)) {
       int64_t lo = s.frag * op.fragBytes, len = fragLen(op, s.frag);
       bool ok = op.info->contiguous
                     ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
@@ -374,7 +391,7 @@ bool advanceRecvPipe(Operation &op) {
         postFragmentRecv(op, s);
     }
   }
-  return testDone(op.ctsReq) && op.fragsDone == op.nfrag;
+  return testDone(op, op.answerReq) && op.fragsDone == op.nfrag;
 }
 
 thread_local bool eagerOnly = false;
@@ -460,6 +477,7 @@ void finishTransfer(Operation &op) {
     op.ring = nullptr;
     op.slots.clear();
   }
+  finishIpc(op);
   op.staged.reset();
   op.state = Operation::State::Done;
 }
@@ -518,7 +536,8 @@ bool advance(Operation &op) {
       // A zero-byte message: its note says whether a pipeline follows.
       if (!takeNote(*op.pair, op.source, op.rtag, op.note)) {
         op.error = MPI_ERR_OTHER;
-      } else if (op.note.kind == Note::Pipelined) {
+      } else if (op.note.kind == Note::Pipelined ||
+                 op.note.kind == Note::Ipc) {
         startPipeRecv(op);
         return advance(op);
       }
@@ -887,9 +906,11 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
                                 MPI_Status *status) {
   MPI_Count size = 0;
   PMPI_Type_size_x(type, &size);
-  int cts = note.bytes <= size * count ? 1 : 0;
-  PMPI_Send(&cts, 1, MPI_INT, source, answerTag(note.id), pair.data);
-  if (!cts) {
+  Answer answer;
+  answer.go = note.bytes <= size * count ? Answer::HostFrags : Answer::Refuse;
+  PMPI_Send(&answer, sizeof answer, MPI_BYTE, source, answerTag(note.id),
+            pair.data);
+  if (!answer.go) {
     status->MPI_ERROR = MPI_ERR_TRUNCATE;
     return raise(comm, MPI_ERR_TRUNCATE,
                  "a pipelined message is larger than the receive buffer");
@@ -940,7 +961,7 @@ int completeHostReceive(void *buf, int count, MPI_Datatype type,
   Note note;
   if (!takeNote(*pair, status->MPI_SOURCE, status->MPI_TAG, note))
     return raise(comm, MPI_ERR_OTHER, "a zero-byte message without its note");
-  if (note.kind != Note::Pipelined)
+  if (note.kind != Note::Pipelined && note.kind != Note::Ipc)
     return MPI_SUCCESS;
   return receivePipelinedHost(*pair, note, status->MPI_SOURCE, buf, count,
                               type, comm, status);

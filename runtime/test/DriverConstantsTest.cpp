@@ -36,6 +36,13 @@ static_assert(c::CU_POINTER_ATTRIBUTE_DEVICE_POINTER ==
               CU_POINTER_ATTRIBUTE_DEVICE_POINTER);
 static_assert(c::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL ==
               CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL);
+static_assert(c::CU_POINTER_ATTRIBUTE_BUFFER_ID ==
+              CU_POINTER_ATTRIBUTE_BUFFER_ID);
+static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ==
+              CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+static_assert(sizeof(c::CUipcMemHandle) == sizeof(CUipcMemHandle));
+static_assert(c::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS ==
+              CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 static_assert(c::CU_MEMORYTYPE_HOST == CU_MEMORYTYPE_HOST);
 static_assert(c::CU_MEMORYTYPE_DEVICE == CU_MEMORYTYPE_DEVICE);
 static_assert(c::CU_MEMORYTYPE_ARRAY == CU_MEMORYTYPE_ARRAY);
@@ -46,6 +53,9 @@ constexpr unsigned kPortable = CU_MEMHOSTALLOC_PORTABLE;
 constexpr unsigned kDeviceMap = CU_MEMHOSTALLOC_DEVICEMAP;
 #undef CU_MEMHOSTALLOC_PORTABLE
 #undef CU_MEMHOSTALLOC_DEVICEMAP
+constexpr size_t kIpcHandleSize = CU_IPC_HANDLE_SIZE;
+#undef CU_IPC_HANDLE_SIZE
+static_assert(c::CU_IPC_HANDLE_SIZE == kIpcHandleSize);
 static_assert(c::CU_MEMHOSTALLOC_PORTABLE == kPortable);
 static_assert(c::CU_MEMHOSTALLOC_DEVICEMAP == kDeviceMap);
 static_assert(c::CU_EVENT_DEFAULT == CU_EVENT_DEFAULT);

@@ -26,9 +26,19 @@
 // source before it returns, and one to pageable memory returns once it has
 // run.
 //
+// Device memory is shared memory (a memfd per allocation), so that CUDA IPC
+// works between processes of one host as on the real driver: a handle names
+// the owner's process and file descriptor, and cuIpcOpenMemHandle maps the
+// same pages at another address in the opening process, after a delay of
+// DDTC_FAKE_IPC_OPEN_US (closing: DDTC_FAKE_IPC_CLOSE_US) that stands for
+// the real driver's cost. DDTC_FAKE_IPC=0 makes every open fail, as it does
+// between containers. Opening a handle in the process that made it fails,
+// as on the real driver.
+//
 // Every entry point may be called from many threads at once.
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -47,6 +57,8 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ddtc/Target/CUDA/CPUEmulation.h"
@@ -80,26 +92,63 @@ int fakeArch() {
 // Memory
 //===----------------------------------------------------------------------===//
 
-enum class MemKind { Device, Host, Registered, Managed };
+/// Imported: a peer's device memory mapped by cuIpcOpenMemHandle.
+enum class MemKind { Device, Host, Registered, Managed, Imported };
 
 struct Allocation {
   uintptr_t base;
   size_t size;
   MemKind kind;
   unsigned long long bufferId;
+  int fd = -1;       ///< the memfd of device memory (-1: heap memory)
+  size_t mapped = 0; ///< bytes mapped (device and imported memory)
 };
 std::mutex memMutex;
 std::map<uintptr_t, Allocation> allocations; // by base address
 unsigned long long nextBufferId = 1;
 
+size_t pageRound(size_t size) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (std::max<size_t>(size, 1) + page - 1) / page * page;
+}
+
 void *allocate(size_t size, MemKind kind) {
-  void *p = std::aligned_alloc(256, (size + 255) / 256 * 256 + 256);
-  if (!p)
-    return nullptr;
+  void *p = nullptr;
+  int fd = -1;
+  size_t mapped = 0;
+  if (kind == MemKind::Device) {
+    fd = memfd_create("ddtc-fake-device", MFD_CLOEXEC);
+    mapped = pageRound(size);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+      if (fd >= 0)
+        close(fd);
+      return nullptr;
+    }
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      close(fd);
+      return nullptr;
+    }
+  } else {
+    p = std::aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+    if (!p)
+      return nullptr;
+  }
   std::lock_guard<std::mutex> lock(memMutex);
   uintptr_t base = reinterpret_cast<uintptr_t>(p);
-  allocations[base] = {base, size, kind, nextBufferId++};
+  allocations[base] = {base, size, kind, nextBufferId++, fd, mapped};
   return p;
+}
+
+/// Gives the memory of an allocation back (memMutex held).
+void unmap(const Allocation &a) {
+  if (a.mapped) {
+    munmap(reinterpret_cast<void *>(a.base), a.mapped);
+    if (a.fd >= 0)
+      close(a.fd);
+  } else {
+    std::free(reinterpret_cast<void *>(a.base));
+  }
 }
 
 /// A copy, not a reference: another thread may free the allocation.
@@ -127,8 +176,8 @@ CUresult release(uintptr_t p, MemKind a, MemKind b) {
   auto it = allocations.find(p);
   if (it == allocations.end() || (it->second.kind != a && it->second.kind != b))
     return kInvalidValue;
+  unmap(it->second);
   allocations.erase(it);
-  std::free(reinterpret_cast<void *>(p));
   return kSuccess;
 }
 
@@ -713,6 +762,77 @@ CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,
     std::memmove(reinterpret_cast<void *>(d),
                  reinterpret_cast<const void *>(src), n);
   });
+  return kSuccess;
+}
+
+// CUDA IPC: a handle names the owning process and the memfd of the
+// allocation; opening it maps the same pages here.
+struct FakeIpcHandle {
+  uint32_t magic;
+  int32_t pid;
+  int32_t fd;
+  uint64_t mapped;
+  uint64_t size;
+};
+constexpr uint32_t kIpcMagic = 0x46495043; // "FIPC"
+static_assert(sizeof(FakeIpcHandle) <= 64);
+struct IpcMemHandle {
+  char reserved[64];
+};
+
+void sleepUs(const char *variable) {
+  if (const char *v = std::getenv(variable))
+    if (unsigned us = static_cast<unsigned>(std::strtoul(v, nullptr, 10)))
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+CUresult cuIpcGetMemHandle(IpcMemHandle *handle, unsigned long long p) {
+  std::optional<Allocation> a = find(static_cast<uintptr_t>(p));
+  if (!handle || !a || a->kind != MemKind::Device || a->fd < 0)
+    return kInvalidValue;
+  FakeIpcHandle h{kIpcMagic, static_cast<int32_t>(getpid()), a->fd, a->mapped,
+                  a->size};
+  std::memset(handle, 0, sizeof *handle);
+  std::memcpy(handle, &h, sizeof h);
+  return kSuccess;
+}
+CUresult cuIpcOpenMemHandle_v2(unsigned long long *p, IpcMemHandle handle,
+                               unsigned) {
+  FakeIpcHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  if (!p || h.magic != kIpcMagic)
+    return kInvalidValue;
+  if (h.pid == getpid())
+    return kInvalidContext; // the real driver refuses its own handles too
+  const char *on = std::getenv("DDTC_FAKE_IPC");
+  if (on && !std::strcmp(on, "0"))
+    return kInvalidValue;
+  sleepUs("DDTC_FAKE_IPC_OPEN_US");
+  std::string path =
+      "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return kInvalidValue;
+  void *q = mmap(nullptr, h.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (q == MAP_FAILED)
+    return kOutOfMemory;
+  std::lock_guard<std::mutex> lock(memMutex);
+  uintptr_t base = reinterpret_cast<uintptr_t>(q);
+  allocations[base] = {base,          h.size, MemKind::Imported,
+                       nextBufferId++, -1,    h.mapped};
+  *p = base;
+  return kSuccess;
+}
+CUresult cuIpcCloseMemHandle(unsigned long long p) {
+  drainAll();
+  sleepUs("DDTC_FAKE_IPC_CLOSE_US");
+  std::lock_guard<std::mutex> lock(memMutex);
+  auto it = allocations.find(static_cast<uintptr_t>(p));
+  if (it == allocations.end() || it->second.kind != MemKind::Imported)
+    return kInvalidValue;
+  unmap(it->second);
+  allocations.erase(it);
   return kSuccess;
 }
 

@@ -75,6 +75,7 @@ int rank = 0, worldSize = 1;
 std::atomic<int> passed{0}, failed{0};
 std::mutex printMutex;
 int only = -1; ///< --only N: run case N alone
+std::string expectIpc; ///< --expect-ipc
 int threads_ = 1;
 /// The layer's count of device operations: a device case must raise it
 /// (with a fake driver, "device" memory is host memory that plain MPI could
@@ -817,6 +818,30 @@ void suitePack(uint64_t seed, int cases) {
 
 } // namespace
 
+/// --expect-ipc used|unused|fallback: whether the messages went through
+/// CUDA IPC (summed over the ranks), or IPC failed and the layer fell back
+/// to host memory; one more case that passes or fails.
+void checkIpcUse(const std::string &expect) {
+  auto count = [](const char *name) {
+    auto fn = reinterpret_cast<long long (*)()>(dlsym(RTLD_DEFAULT, name));
+    long long mine = fn ? fn() : -1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+  };
+  long long received = count("ddtc_mpi_ipc_receives");
+  long long fellBack = count("ddtc_mpi_ipc_fallbacks");
+  bool ok = expect == "used"       ? received > 0 && fellBack == 0
+            : expect == "unused"   ? received == 0
+            : expect == "fallback" ? received == 0 && fellBack > 0
+                                   : false;
+  if (rank == 0)
+    std::printf("mpi-layer-test: %lld messages through CUDA IPC, %lld "
+                "fallbacks to host memory: %s (expected %s)\n",
+                received, fellBack, ok ? "as expected" : "FAILED",
+                expect.c_str());
+  (ok ? passed : failed) += rank == 0;
+}
+
 int main(int argc, char **argv) {
   int cases = 200, threads = 1;
   uint64_t seed = 0;
@@ -842,9 +867,12 @@ int main(int argc, char **argv) {
       threads = std::atoi(next());
     else if (a == "--suite")
       suite = next();
+    else if (a == "--expect-ipc")
+      expectIpc = next();
     else if (a == "--help" || a == "-h") {
       std::printf("usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
                   " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
+                  "       [--expect-ipc used|unused|fallback]\n"
                   "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
@@ -913,6 +941,8 @@ int main(int argc, char **argv) {
     suiteCollectives(seed);
   if (suite == "all" || suite == "pack")
     suitePack(seed, cases / 4 + 1);
+  if (!expectIpc.empty())
+    checkIpcUse(expectIpc);
   int counts[2] = {passed.load(), failed.load()}, total[2];
   MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0)

@@ -1,0 +1,429 @@
+//===- IpcPipeline.cpp - Device to device between processes of one host ----===//
+//
+// A pipelined message to a rank of the same host moves through CUDA IPC
+// instead of host memory; the wire rule is kept (the user's message is a
+// zero-byte message, its note follows on the notes communicator, everything
+// else on the fragments communicator under the note's id). Receiver driven:
+//
+//  - The sender packs fragment after fragment into the slots of a ring in
+//    its own device memory (exported once, from the layer's device pool) and
+//    tells the receiver, in order, which slot holds the next fragment
+//    ("ready"). The receiver copies the fragment from the peer's slot to a
+//    local staging slot (a copy engine, on a second stream) and returns the
+//    slot at once, then unpacks from staging; with DDTC_MPI_IPC_READ=direct
+//    it unpacks straight from the peer's slot and returns it afterwards.
+//    Packing fragment k+1, moving k and unpacking k-1 overlap.
+//  - A contiguous send buffer is read by the receiver in place: the note
+//    names the sender's buffer and the sender packs nothing; the receiver
+//    says when it is done.
+//  - A contiguous receive buffer (and a sender that packs) is written by
+//    the sender in place: the answer names it; the sender copies what it
+//    had packed into its ring already, packs the rest straight into it, and
+//    says when it is done.
+//
+// The note names the memory to read (`Note::ref`); a receiver that cannot
+// map it answers "host fragments", and the sender packs again into pinned
+// host memory: the peer is then dropped to host memory for the rest of the
+// run (said once with DDTC_MPI_VERBOSE). A receive that is too small is
+// refused before anything moves, as in the host pipeline.
+//
+// Messages after the answer (int32 each): ready (slot index) and the
+// sender's "written" (-1) go with the fragments tag; returned slots and the
+// receiver's "read" (-1) go with the answer tag. -2 in either says the
+// other side failed.
+//===----------------------------------------------------------------------===//
+
+#include "Operation.h"
+
+#include "TypeObject.h"
+
+#include <algorithm>
+
+namespace ddtc::mpi {
+namespace {
+
+constexpr int32_t kFinished = -1, kFailed = -2;
+std::atomic<long long> receives{0};
+
+bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
+
+char *userBytes(const Operation &op) {
+  return const_cast<char *>(static_cast<const char *>(op.buf)) +
+         op.info->trueLb;
+}
+
+/// Packs bytes [lo, hi) of the message into device memory at `out`.
+bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
+  if (hi <= lo)
+    return true;
+  if (op.info->contiguous)
+    return copyDeviceAsync(out, userBytes(op) + lo, static_cast<size_t>(hi - lo),
+                           op.stream);
+  return ddtc_pack(op.info->type, op.buf, op.count, lo, hi, out, op.stream,
+                   settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Unpacks bytes [lo, hi) of the message from device memory at `in`.
+bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in) {
+  if (op.info->contiguous)
+    return copyDeviceAsync(userBytes(op) + lo, in, static_cast<size_t>(hi - lo),
+                           op.stream);
+  return ddtc_unpack(op.info->type, const_cast<void *>(op.buf), op.count, lo,
+                     hi, in, op.stream, settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Receives the next int32 signal with `tag`; true when one arrived.
+bool nextSignal(Operation &op, int from, int tag) {
+  if (op.signalReq == MPI_REQUEST_NULL)
+    PMPI_Irecv(&op.signal, 1, MPI_INT32_T, from, tag, op.pair->data,
+               &op.signalReq);
+  if (!testDone(op, op.signalReq) || op.error != MPI_SUCCESS)
+    return false;
+  ++op.signals;
+  if (op.signal == kFailed)
+    op.error = MPI_ERR_OTHER;
+  return op.error == MPI_SUCCESS;
+}
+
+/// After an error: waits for this side's device work, so that nothing
+/// runs on buffers about to be given back, and ends the operation.
+bool abandon(Operation &op) {
+  std::string ignored;
+  if (op.stream)
+    syncStream(op.stream, ignored);
+  if (op.copyStream)
+    syncStream(op.copyStream, ignored);
+  note(1, "a CUDA IPC transfer with rank %d failed (error %d)", op.peerWorld,
+       op.error);
+  // Tell the peer, which may be waiting for this side (it is no use when
+  // the peer is gone, and harmless).
+  if (!op.finalSent && op.pair) {
+    if (op.send)
+      op.outbox.post(kFailed, op.peer, fragmentTag(op.note.id), op.pair->data);
+    else
+      op.outbox.post(kFailed, op.source, answerTag(op.note.id), op.pair->data);
+    op.finalSent = true;
+  }
+  return true;
+}
+
+bool sendWritten(Operation &op) {
+  // Packs into the receive buffer (and the copies of fragments packed
+  // before the answer came) are on op.stream: once its event is done the
+  // bytes are in the peer's memory.
+  if (!op.event) {
+    op.event = recordEvent(op.stream);
+    if (!op.event)
+      op.error = MPI_ERR_OTHER;
+    return false;
+  }
+  if (!eventDone(op.event))
+    return false;
+  releaseEvent(op.event);
+  op.event = nullptr;
+  op.outbox.post(kFinished, op.peer, fragmentTag(op.note.id), op.pair->data);
+  op.finalSent = true;
+  return true;
+}
+
+/// Sender, answer IpcWrite: everything goes straight into the receiver's
+/// buffer.
+bool startWrite(Operation &op) {
+  std::string why;
+  if (!openPeer(op.answer.ref, op.peerMemory, why)) {
+    note(1, "cannot map the receive buffer of rank %d: %s", op.peerWorld,
+         why.c_str());
+    op.outbox.post(kFailed, op.peer, fragmentTag(op.note.id), op.pair->data);
+    op.error = MPI_ERR_OTHER;
+    return false;
+  }
+  char *dst = op.peerMemory.base + op.answer.ref.offset;
+  op.peerBytes = dst;
+  // Fragments packed (or being packed) before the answer: copied after
+  // their pack on the same stream.
+  for (Slot &s : op.slots)
+    if (s.frag >= 0 && (s.s == Slot::S::Packing || s.s == Slot::S::Packed)) {
+      int64_t lo = s.frag * op.fragBytes;
+      if (!copyDeviceAsync(dst + lo, s.buf, static_cast<size_t>(fragLen(op, s.frag)),
+                           op.stream))
+        op.error = MPI_ERR_OTHER;
+    }
+  int64_t rest = std::min<int64_t>(op.nextFrag * op.fragBytes, op.total);
+  if (!packRange(op, rest, op.total, dst + rest))
+    op.error = MPI_ERR_OTHER;
+  op.nextFrag = op.nfrag;
+  return op.error == MPI_SUCCESS;
+}
+
+} // namespace
+
+long long ipcReceives() { return receives.load(); }
+
+bool wantIpc(Operation &op) {
+  if (settings().protocol == Protocol::Pipeline || !settings().ipc ||
+      !op.pair)
+    return false;
+  op.peerWorld = op.pair->worldOf(op.peer);
+  return ipcPeer(op.peerWorld);
+}
+
+bool startIpcSend(Operation &op) {
+  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;
+  op.finalSent = false;
+  op.note.kind = Note::Ipc;
+  op.slots.clear();
+  if (op.info->contiguous && exportDevice(userBytes(op), op.note.ref)) {
+    // Read in place: the receiver must see the buffer as of this call.
+    op.note.ref.slots = 0;
+    op.nextFrag = op.nfrag;
+    return fence(op.stream);
+  }
+  size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
+  if (!deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
+                     op.deviceRing))
+    return false;
+  op.note.ref = op.deviceRing.ref;
+  op.note.ref.slots = static_cast<int32_t>(n);
+  op.note.ref.slotBytes = op.fragBytes;
+  op.slots.assign(n, Slot{});
+  for (size_t i = 0; i < n; ++i)
+    op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+  return true;
+}
+
+bool advanceIpcSend(Operation &op) {
+  bool busy = false;
+  for (Slot &s : op.slots) {
+    if (s.s == Slot::S::Packing && eventDone(s.event)) {
+      releaseEvent(s.event);
+      s.event = nullptr;
+      s.s = Slot::S::Packed;
+    }
+    busy = busy || s.s == Slot::S::Packing;
+  }
+  if (op.error != MPI_SUCCESS)
+    return abandon(op);
+  if (!op.answered)
+    return false;
+  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
+  switch (op.answer.go) {
+  case Answer::IpcWrite:
+    if (!op.peerMemory.base && !startWrite(op))
+      return abandon(op);
+    if (!op.finalSent && !sendWritten(op))
+      return op.error != MPI_SUCCESS && abandon(op);
+    return op.outbox.drain() && headerDone;
+  case Answer::IpcRead:
+    if (inPlace(op)) {
+      // The receiver reads the buffer itself and says when it is done.
+      while (op.signals == 0 && nextSignal(op, op.peer, answerTag(op.note.id)))
+        ;
+      if (op.error != MPI_SUCCESS)
+        return abandon(op);
+      return op.signals > 0 && headerDone;
+    }
+    // Ready slots are announced in order; returned ones take the next
+    // fragment.
+    for (bool sent = true; sent;) {
+      sent = false;
+      for (size_t i = 0; i < op.slots.size(); ++i) {
+        Slot &s = op.slots[i];
+        if (s.s == Slot::S::Packed && s.frag == op.nextSend) {
+          op.outbox.post(static_cast<int32_t>(i), op.peer,
+                         fragmentTag(op.note.id), op.pair->data);
+          s.s = Slot::S::Lent;
+          ++op.nextSend;
+          sent = true;
+        }
+      }
+    }
+    while (op.signals < op.nfrag &&
+           nextSignal(op, op.peer, answerTag(op.note.id))) {
+      int i = op.signal;
+      if (i < 0 || i >= static_cast<int>(op.slots.size()) ||
+          op.slots[i].s != Slot::S::Lent) {
+        op.error = MPI_ERR_OTHER;
+        break;
+      }
+      ++op.fragsDone;
+      op.slots[i].s = Slot::S::Free;
+      op.slots[i].frag = -1;
+      if (op.nextFrag < op.nfrag) {
+        int k = op.nextFrag++;
+        Slot &s = op.slots[i];
+        int64_t lo = k * op.fragBytes;
+        s.frag = k;
+        s.s = Slot::S::Packing;
+        s.event = packRange(op, lo, lo + fragLen(op, k), s.buf)
+                      ? recordEvent(op.stream)
+                      : nullptr;
+        if (!s.event)
+          op.error = MPI_ERR_OTHER;
+      }
+    }
+    if (op.error != MPI_SUCCESS)
+      return abandon(op);
+    return op.fragsDone == op.nfrag && op.outbox.drain() && headerDone;
+  default: // refused: nothing moves
+    return !busy && headerDone;
+  }
+}
+
+bool startIpcRecv(Operation &op, int64_t capacity) {
+  (void)capacity;
+  std::string why;
+  op.peerWorld = op.note.ref.owner;
+  if (!openPeer(op.note.ref, op.peerMemory, why)) {
+    dropIpcPeer(op.peerWorld, why);
+    return false;
+  }
+  op.ipc = true;
+  receives.fetch_add(1, std::memory_order_relaxed);
+  op.peerBytes = op.peerMemory.base + op.note.ref.offset;
+  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  op.nextFrag = op.fragsDone = op.signals = 0;
+  op.finalSent = false;
+  op.ready.clear();
+  op.answer = Answer{};
+  if (!inPlace(op) && op.info->contiguous &&
+      exportDevice(userBytes(op), op.answer.ref) && fence(op.stream)) {
+    // The sender writes into the receive buffer (after the application's
+    // earlier work on it: the fence).
+    op.answer.go = Answer::IpcWrite;
+    op.slots.clear();
+  } else {
+    op.answer.go = Answer::IpcRead;
+    size_t n = inPlace(op)
+                   ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
+                   : static_cast<size_t>(op.note.ref.slots);
+    op.slots.assign(n, Slot{});
+    if (settings().ipcStage && !op.info->contiguous &&
+        (op.copyStream = threadCopyStream(op.buf)) &&
+        deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
+                      op.deviceRing))
+      for (size_t i = 0; i < n; ++i)
+        op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+  }
+  PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
+             answerTag(op.note.id), op.pair->data, &op.answerReq);
+  op.received = op.total;
+  note(3, "receive %lld bytes from %d tag %d (CUDA IPC, %s%s, id %d)",
+       static_cast<long long>(op.total), op.source, op.rtag,
+       op.answer.go == Answer::IpcWrite ? "written by the sender"
+       : inPlace(op)                    ? "read in place"
+                                        : "read from the sender's ring",
+       op.deviceRing.ptr ? ", staged" : "", op.note.id);
+  return true;
+}
+
+bool advanceIpcRecv(Operation &op) {
+  if (op.error != MPI_SUCCESS)
+    return abandon(op);
+  if (op.answer.go == Answer::IpcWrite) {
+    // The sender writes; it says when its bytes are in place.
+    while (op.signals == 0 && nextSignal(op, op.source, fragmentTag(op.note.id)))
+      ;
+    if (op.error != MPI_SUCCESS)
+      return abandon(op);
+    return op.signals > 0 && testDone(op, op.answerReq);
+  }
+  bool ring = !inPlace(op);
+  while (ring && op.signals < op.nfrag &&
+         nextSignal(op, op.source, fragmentTag(op.note.id)))
+    op.ready.push_back(op.signal);
+  if (op.error != MPI_SUCCESS)
+    return abandon(op);
+  for (Slot &s : op.slots) {
+    if (s.s == Slot::S::Copying && eventDone(s.event)) {
+      // In staging now: the sender may reuse its slot.
+      releaseEvent(s.event);
+      s.event = nullptr;
+      op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
+                     op.pair->data);
+      s.peerSlot = -1;
+      s.s = Slot::S::Unpacking;
+    }
+    if (s.s == Slot::S::Unpacking && eventDone(s.unpacked)) {
+      releaseEvent(s.unpacked);
+      s.unpacked = nullptr;
+      if (s.peerSlot >= 0) // read straight from the sender's slot
+        op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
+                       op.pair->data);
+      s.peerSlot = -1;
+      ++op.fragsDone;
+      s.s = Slot::S::Free;
+    }
+    if (s.s != Slot::S::Free || op.nextFrag >= op.nfrag ||
+        (ring && op.ready.empty()))
+      continue;
+    int k = op.nextFrag++;
+    int64_t lo = k * op.fragBytes, len = fragLen(op, k);
+    const char *src;
+    if (ring) {
+      int slot = op.ready.front();
+      op.ready.pop_front();
+      if (slot < 0 || slot >= op.note.ref.slots) {
+        op.error = MPI_ERR_OTHER;
+        return abandon(op);
+      }
+      s.peerSlot = slot;
+      src = op.peerBytes + slot * op.note.ref.slotBytes;
+    } else {
+      src = op.peerBytes + lo;
+    }
+    s.frag = k;
+    bool ok;
+    if (s.buf) {
+      // Staged: the copy engine brings the fragment over on the copy
+      // stream; the unpack waits for it on the main stream.
+      ok = copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
+                           op.copyStream) &&
+           (s.event = recordEvent(op.copyStream)) &&
+           streamWait(op.stream, s.event) && unpackRange(op, lo, lo + len, s.buf);
+      s.s = Slot::S::Copying;
+    } else {
+      ok = unpackRange(op, lo, lo + len, src);
+      s.s = Slot::S::Unpacking;
+    }
+    s.unpacked = ok ? recordEvent(op.stream) : nullptr;
+    if (!s.unpacked) {
+      op.error = MPI_ERR_OTHER;
+      return abandon(op);
+    }
+  }
+  if (op.fragsDone < op.nfrag)
+    return false;
+  if (!ring && !op.finalSent) {
+    op.outbox.post(kFinished, op.source, answerTag(op.note.id), op.pair->data);
+    op.finalSent = true;
+  }
+  return op.outbox.drain() && testDone(op, op.answerReq);
+}
+
+void finishIpc(Operation &op) {
+  if (!op.ipc && !op.deviceRing.ptr && !op.peerMemory.base)
+    return;
+  for (Slot &s : op.slots) {
+    releaseEvent(s.event);
+    releaseEvent(s.unpacked);
+    s.event = s.unpacked = nullptr;
+  }
+  if (op.ipc)
+    op.slots.clear();
+  releaseEvent(op.event);
+  op.event = nullptr;
+  if (op.signalReq != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&op.signalReq);
+    PMPI_Request_free(&op.signalReq);
+  }
+  for (auto &[value, req] : op.outbox.sends)
+    if (req != MPI_REQUEST_NULL)
+      PMPI_Request_free(&req);
+  op.outbox.sends.clear();
+  deviceRelease(op.deviceRing);
+  closePeer(op.peerMemory);
+  op.peerBytes = nullptr;
+}
+
+} // namespace ddtc::mpi

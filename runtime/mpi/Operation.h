@@ -1,0 +1,156 @@
+//===- Operation.h - One transfer of the layer and its pipeline -----*- C++ -*-===//
+//
+// The state of one operation on device buffers (and of the host requests the
+// layer watches), shared by the files that move its bytes: Transfers.cpp
+// (eager, staged, and the pipeline through pinned host memory) and
+// IpcPipeline.cpp (the pipeline through CUDA IPC between processes of one
+// host).
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_MPI_OPERATION_H
+#define DDTC_MPI_OPERATION_H
+
+#include "Layer.h"
+
+#include <deque>
+#include <vector>
+
+namespace ddtc::mpi {
+
+/// One slot of a pipeline's ring: a fragment's place in pinned host memory
+/// (host pipeline), in the sender's device ring or the receiver's device
+/// staging (IPC pipeline).
+struct Slot {
+  char *buf = nullptr;
+  int frag = -1;
+  enum class S {
+    Free,
+    Packing,   ///< sender: its pack runs (event)
+    Packed,    ///< sender: packed, waits for its turn to go
+    Sending,   ///< host pipeline: its MPI send runs
+    Lent,      ///< IPC sender: the receiver was told; waits for its return
+    Receiving, ///< host pipeline: its MPI receive runs
+    Copying,   ///< IPC receiver: the copy from the peer runs (event)
+    Unpacking  ///< receiver: its unpack runs (event)
+  };
+  S s = S::Free;
+  void *event = nullptr;    ///< the pack, receive copy or staging copy
+  void *unpacked = nullptr; ///< IPC receiver: its unpack
+  int peerSlot = -1;        ///< IPC receiver: the sender's slot it reads
+  MPI_Request req = MPI_REQUEST_NULL;
+};
+
+/// Small messages in flight (fragment numbers): each keeps its value alive
+/// until its send completes.
+struct Outbox {
+  std::deque<std::pair<int32_t, MPI_Request>> sends;
+  void post(int32_t value, int peer, int tag, MPI_Comm comm);
+  /// Drops completed sends; true when none is left.
+  bool drain();
+};
+
+struct Operation {
+  /// Device: a transfer of the layer. HostRecv: a host receive on a
+  /// communicator with a pair, watched for pipelined messages.
+  /// HostZeroSend: a persistent zero-byte host send, which owes a note per
+  /// start.
+  enum class Kind { Device, HostRecv, HostZeroSend } kind = Kind::Device;
+  bool send = true;
+  SendMode mode = SendMode::Standard;
+  TypeInfo *info = nullptr;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL; ///< valid only while posting
+  const void *buf = nullptr;
+  int count = 0, peer = 0, tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Message message = MPI_MESSAGE_NULL; ///< for Mrecv/Imrecv
+  bool persistent = false;
+
+  // One transfer.
+  enum class State { Idle, Posted, Unpacking, SendPipe, RecvPipe, Done };
+  State state = State::Idle;
+  void *pinned = nullptr;
+  size_t pinnedBytes = 0;
+  void *stream = nullptr;
+  void *event = nullptr;
+  MPI_Request inner = MPI_REQUEST_NULL;
+  std::unique_ptr<StagedBuffer> staged;
+  int64_t received = 0;
+  int source = MPI_ANY_SOURCE, rtag = MPI_ANY_TAG;
+  int error = MPI_SUCCESS;
+  bool cancelled = false;
+  bool started = false; ///< a start not yet reported by Wait/Test
+  bool signalled = false; ///< the user's request was completed already
+
+  // The pipelined protocol.
+  const CommPair *pair = nullptr;
+  Note note;
+  Answer answer; ///< the receiver's answer
+  MPI_Request noteReq = MPI_REQUEST_NULL, answerReq = MPI_REQUEST_NULL;
+  bool answered = false;
+  int64_t total = 0, fragBytes = 0;
+  int nfrag = 0, nextFrag = 0, nextSend = 0, fragsDone = 0;
+  std::vector<Slot> slots;
+  void *ring = nullptr;
+  size_t ringBytes = 0;
+
+  // The pipeline over CUDA IPC (IpcPipeline.cpp).
+  bool ipc = false;
+  int peerWorld = -1;        ///< the peer's rank in MPI_COMM_WORLD
+  DeviceBlock deviceRing;    ///< sender: its ring; receiver: its staging
+  PeerMapping peerMemory;    ///< the peer's memory, mapped here
+  char *peerBytes = nullptr; ///< the peer's bytes as mapped here
+  void *copyStream = nullptr;
+  int32_t signal = 0; ///< the last "ready k" / "returned k" / done received
+  MPI_Request signalReq = MPI_REQUEST_NULL;
+  int signals = 0;            ///< signals received so far
+  std::deque<int> ready;      ///< receiver: fragments announced, in order
+  Outbox outbox;
+  bool finalSent = false;
+
+  // The user's request.
+  int completionTag = -1;
+  MPI_Request user = MPI_REQUEST_NULL;
+  bool userFreed = false;
+
+  ~Operation();
+};
+
+/// Packed bytes of the operation's count x type.
+int packedBytes(const Operation &op);
+/// On the fragments communicator both ranks of a pair may run pipelines
+/// towards each other with equal ids: the receiver's messages (the answer,
+/// returned slots) and the sender's (fragments, ready slots) get tags of
+/// their own (odd and even), so that neither can match a receive of the
+/// other.
+inline int answerTag(int id) { return 2 * id + 1; }
+inline int fragmentTag(int id) { return 2 * id; }
+/// Bytes of fragment k.
+int64_t fragLen(const Operation &op, int k);
+/// PMPI_Test that records an error of the MPI library in op.error (a peer
+/// that died, with MPI_ERRORS_RETURN): true when done or failed.
+bool testDone(Operation &op, MPI_Request &r);
+
+/// Sender: after the receiver answered "host fragments" to an IPC note,
+/// packs again into a ring of pinned host memory (Transfers.cpp).
+bool restartOnHost(Operation &op);
+
+/// The IPC pipeline (IpcPipeline.cpp).
+/// Sender: whether `op` goes through IPC (peer on this host, IPC usable).
+bool wantIpc(Operation &op);
+/// Sender: sets up the note's reference (ring or buffer in place) and packs
+/// the first fragments; false (op.error set) on failure.
+bool startIpcSend(Operation &op);
+/// Sender: advances after the answer; true when done.
+bool advanceIpcSend(Operation &op);
+/// Receiver of an IPC note: answers it; returns false when it answered
+/// "host fragments" (the peer's memory cannot be opened), so that the host
+/// pipeline takes over.
+bool startIpcRecv(Operation &op, int64_t capacity);
+/// Receiver: true when done.
+bool advanceIpcRecv(Operation &op);
+/// Gives back the IPC resources of an operation.
+void finishIpc(Operation &op);
+
+} // namespace ddtc::mpi
+
+#endif // DDTC_MPI_OPERATION_H
