@@ -22,13 +22,19 @@
 #      ranks sharing the GPUs; every protocol, threads) and the MPI examples
 #      under mpirun, then ddtc-mpi-bench (ping-pong against host-staged
 #      references) and its summary;
-#   8. with the source bundles of the external suites in .external/ (see
+#   8. between the GPUs of one host (CUDA IPC; two ranks on one GPU where
+#      there is one): the libddtc-mpi suite with IPC forced and checked to
+#      be used (rings, staged and direct reads, threads, wildcards, one GPU),
+#      compute-sanitizer on both ranks for a subset, then ddtc-mpi-bench
+#      --refs device (against a contiguous device buffer, the extent copy
+#      and the host-memory protocols) and its read-mode and fragment sweeps;
+#   9. with the source bundles of the external suites in .external/ (see
 #      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
 #      through libddtc-mpi.
-# DDTC_GPU_STEPS=tests, =bench, =mpi, =mpi-tests or =suites runs only the
-# tests (1-3 and the MPI tests), the benchmarks (4-6 and the MPI benchmark),
-# the MPI steps (7), the MPI tests alone, or the external suites (8); the
-# default runs all.
+# DDTC_GPU_STEPS=tests, =bench, =mpi, =mpi-tests, =ipc or =suites runs only
+# the tests (1-3 and the MPI tests), the benchmarks (4-6 and the MPI
+# benchmark), the MPI steps (7), the MPI tests alone, the IPC steps (8), or
+# the external suites (9); the default runs all.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -203,6 +209,56 @@ if want bench mpi; then
     fi
   else
     echo "== mpi-bench: skipped (needs $mpilib, $mpibench and mpirun)"
+  fi
+fi
+
+# ---- MPI between processes of one host: CUDA IPC ------------------------------
+# One rank per GPU where there are two (ranks take GPU local-rank mod count).
+if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  layer="$build/bin/ddtc-mpi-layer-test"
+  ipc_x=("${mpirun_x[@]}" -x DDTC_MPI_PROTOCOL=ipc)
+  step ipc-layer-auto timeout 300 "${mpirun_x[@]}" -np 2 "$layer" --cases 300 \
+    --expect-ipc used
+  step ipc-layer-ring timeout 300 "${ipc_x[@]}" -np 2 -x DDTC_MPI_FRAGMENT=3000 \
+    -x DDTC_MPI_DEPTH=3 -x DDTC_MPI_IPC_CACHE=3 "$layer" --cases 300 \
+    --expect-ipc used
+  step ipc-layer-direct timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=direct -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
+    "$layer" --cases 200 --expect-ipc used
+  step ipc-layer-threads timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_FRAGMENT=5000 "$layer" --cases 200 --threads 4 --suite p2p \
+    --expect-ipc used
+  step ipc-layer-wildcard timeout 300 "${ipc_x[@]}" -np 4 \
+    -x DDTC_MPI_FRAGMENT=999 "$layer" --suite wildcard --expect-ipc used
+  step ipc-layer-one-gpu timeout 300 "${ipc_x[@]}" -np 2 \
+    -x CUDA_VISIBLE_DEVICES=0 -x DDTC_MPI_FRAGMENT=7000 "$layer" --cases 200 \
+    --expect-ipc used
+  step ipc-layer-off timeout 300 "${mpirun_x[@]}" -np 2 -x DDTC_MPI_IPC=0 \
+    "$layer" --cases 100 --suite p2p --expect-ipc unused
+  if command -v compute-sanitizer >/dev/null; then
+    step ipc-memcheck timeout 400 "${ipc_x[@]}" -np 2 \
+      -x DDTC_MPI_FRAGMENT=4096 compute-sanitizer --tool memcheck \
+      --error-exitcode 3 --report-api-errors no "$layer" --cases 30 \
+      --suite p2p --expect-ipc used
+  fi
+  mpibench="$build/bin/ddtc-mpi-bench"
+  if [ -x "$mpibench" ]; then
+    ipcb_x=(--mca btl self,vader -x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH
+            -x DDTC_CACHE_DIR)
+    mpi_bench mpi-ipc-bench "${ipcb_x[@]}" "$mpibench" --refs device \
+      --max-bytes 256M --reps ${DDTC_IPC_BENCH_REPS:-10} \
+      --json "$out/mpi-ipc-bench.json"
+    # The receiver's two ways to read a fragment, and fragment sizes.
+    sweep_layouts=vector-16B,lower-triangular,particles,cube-x-face
+    mpi_bench mpi-ipc-read-direct "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=direct \
+      "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
+      --reps 7 --json "$out/mpi-ipc-read-direct.json"
+    for f in 256K 4M; do
+      mpi_bench mpi-ipc-fragment-$f "${ipcb_x[@]}" -x DDTC_MPI_FRAGMENT=$f \
+        "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
+        --reps 7 --json "$out/mpi-ipc-fragment-$f.json"
+    done
   fi
 fi
 # ---- end of the MPI section --------------------------------------------------

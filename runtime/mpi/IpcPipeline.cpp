@@ -160,7 +160,7 @@ bool startWrite(Operation &op) {
 long long ipcReceives() { return receives.load(); }
 
 bool wantIpc(Operation &op) {
-  if (settings().protocol == Protocol::Pipeline || !settings().ipc ||
+  if (protocol() == Protocol::Pipeline || !settings().ipc ||
       !op.pair)
     return false;
   op.peerWorld = op.pair->worldOf(op.peer);

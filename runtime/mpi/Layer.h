@@ -48,6 +48,11 @@ struct Settings {
 };
 
 const Settings &settings();
+/// The protocol in force: settings().protocol, unless a program chose
+/// another since with ddtc_mpi_set_protocol (benchmarks comparing paths).
+Protocol protocol();
+/// Parses a protocol name; false for an unknown one.
+bool parseProtocol(const char *name, Protocol &p);
 /// One line on stderr, "ddtc-mpi[rank]: ...", when DDTC_MPI_VERBOSE >= level.
 void note(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -47,8 +47,7 @@ void initPeers() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &me);
   if (!settings().handshake || !settings().ipc ||
       settings().protocol == Protocol::Eager ||
-      settings().protocol == Protocol::Staged ||
-      settings().protocol == Protocol::Pipeline)
+      settings().protocol == Protocol::Staged)
     return;
   int n = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &n);

@@ -49,17 +49,7 @@ Settings read() {
   s.depth = static_cast<int>(envBytes("DDTC_MPI_DEPTH", s.depth, 1));
   s.maxCtas = static_cast<int>(envBytes("DDTC_MPI_CTAS", 0, 0));
   if (const char *p = std::getenv("DDTC_MPI_PROTOCOL"); p && *p) {
-    if (!std::strcmp(p, "auto"))
-      s.protocol = Protocol::Auto;
-    else if (!std::strcmp(p, "eager"))
-      s.protocol = Protocol::Eager;
-    else if (!std::strcmp(p, "pipeline"))
-      s.protocol = Protocol::Pipeline;
-    else if (!std::strcmp(p, "staged"))
-      s.protocol = Protocol::Staged;
-    else if (!std::strcmp(p, "ipc"))
-      s.protocol = Protocol::Ipc;
-    else
+    if (!parseProtocol(p, s.protocol))
       std::fprintf(stderr,
                    "ddtc-mpi: DDTC_MPI_PROTOCOL=%s is not one of auto, eager, "
                    "pipeline, staged, ipc; using auto\n",
@@ -82,6 +72,7 @@ Settings read() {
   return s;
 }
 
+std::atomic<int> chosen{-1}; // ddtc_mpi_set_protocol
 std::mutex noteMutex;
 std::set<std::string> noted;
 
@@ -90,6 +81,21 @@ std::set<std::string> noted;
 const Settings &settings() {
   static const Settings s = read();
   return s;
+}
+
+bool parseProtocol(const char *name, Protocol &p) {
+  for (Protocol q : {Protocol::Auto, Protocol::Eager, Protocol::Pipeline,
+                     Protocol::Staged, Protocol::Ipc})
+    if (!std::strcmp(name, protocolName(q))) {
+      p = q;
+      return true;
+    }
+  return false;
+}
+
+Protocol protocol() {
+  int c = chosen.load(std::memory_order_relaxed);
+  return c < 0 ? settings().protocol : static_cast<Protocol>(c);
 }
 
 const char *protocolName(Protocol p) {
@@ -137,3 +143,16 @@ void noteOnce(const std::string &text) {
 }
 
 } // namespace ddtc::mpi
+
+/// For benchmarks and tests: the protocol of this rank's later device sends
+/// (auto, eager, pipeline, staged or ipc; what needs setting up at MPI_Init,
+/// the communicators of the pipeline, must not have been turned off then by
+/// DDTC_MPI_PROTOCOL=eager or staged). Returns 0, or -1 for an unknown name.
+extern "C" __attribute__((visibility("default"))) int
+ddtc_mpi_set_protocol(const char *name) {
+  ddtc::mpi::Protocol p;
+  if (!name || !ddtc::mpi::parseProtocol(name, p))
+    return -1;
+  ddtc::mpi::chosen.store(static_cast<int>(p), std::memory_order_relaxed);
+  return 0;
+}

@@ -401,7 +401,7 @@ bool usePipeline(Operation &op) {
   if (!op.send || op.mode == SendMode::Buffered || op.peer == MPI_PROC_NULL ||
       eagerOnly)
     return false;
-  Protocol p = settings().protocol;
+  Protocol p = protocol();
   int64_t n = packedBytes(op);
   if (n == 0 || p == Protocol::Eager || p == Protocol::Staged ||
       (p == Protocol::Auto && n <= settings().eagerLimit))
@@ -421,7 +421,7 @@ int post(Operation &op) {
   op.error = MPI_SUCCESS;
   op.cancelled = false;
   op.started = true;
-  if (!op.info->type || settings().protocol == Protocol::Staged) {
+  if (!op.info->type || protocol() == Protocol::Staged) {
     // Staged through host memory with the MPI datatype itself.
     op.staged = std::make_unique<StagedBuffer>(op.buf, op.count, op.datatype,
                                                /*copyIn=*/true);

@@ -63,6 +63,20 @@ constexpr double kRepTargetUs = 1000.0;
 constexpr int kMaxIters = 1000;
 
 int gRank = -1;
+/// --refs device: (a) is a contiguous device buffer of the packed size
+/// through libddtc-mpi, (c) the ddtc path forced through host memory (the
+/// copy-in/copy-out pipeline) with ddtc_mpi_set_protocol.
+bool gDeviceRefs = false;
+int (*gSetProtocol)(const char *) = nullptr;
+
+/// Runs `f` with the layer's protocol set to `name` (back to auto after).
+template <typename F> void withProtocol(const char *name, F f) {
+  if (gSetProtocol)
+    gSetProtocol(name);
+  f();
+  if (gSetProtocol)
+    gSetProtocol("auto");
+}
 bool gMpiUp = false;
 std::function<void(const std::string &)> gOnAbort;
 
@@ -566,9 +580,14 @@ void sendWith(Method m, Side &s, int peer) {
              "MPI_Send (device buffer, derived type)");
     break;
   case A:
-    checkMpi(PMPI_Send(s.hostA, (int)s.packed, MPI_BYTE, peer, kTagData,
-                       MPI_COMM_WORLD),
-             "PMPI_Send (host bytes)");
+    if (gDeviceRefs)
+      checkMpi(MPI_Send(s.scratch, (int)s.packed, MPI_BYTE, peer, kTagData,
+                        MPI_COMM_WORLD),
+               "MPI_Send (contiguous device bytes)");
+    else
+      checkMpi(PMPI_Send(s.hostA, (int)s.packed, MPI_BYTE, peer, kTagData,
+                         MPI_COMM_WORLD),
+               "PMPI_Send (host bytes)");
     break;
   case B:
     CHECK_CUDA(cudaMemcpy(s.mirror + s.trueLb, s.dev + s.trueLb, s.trueExt,
@@ -577,6 +596,13 @@ void sendWith(Method m, Side &s, int peer) {
              "PMPI_Send (host mirror, derived type)");
     break;
   case C:
+    if (gDeviceRefs) {
+      withProtocol("pipeline", [&] {
+        checkMpi(MPI_Send(s.dev, 1, s.in.type, peer, kTagData, MPI_COMM_WORLD),
+                 "MPI_Send (device buffer, through host memory)");
+      });
+      break;
+    }
     switch (s.in.gather) {
     case Gather::Contiguous:
       CHECK_CUDA(cudaMemcpy(s.pinned, s.dev + s.in.offset, s.packed,
@@ -620,9 +646,14 @@ int64_t recvWith(Method m, Side &s, int peer, bool wantCount = false) {
     }
     break;
   case A:
-    checkMpi(PMPI_Recv(s.hostA, (int)s.packed, MPI_BYTE, peer, kTagData,
-                       MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-             "PMPI_Recv (host bytes)");
+    if (gDeviceRefs)
+      checkMpi(MPI_Recv(s.scratch, (int)s.packed, MPI_BYTE, peer, kTagData,
+                        MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+               "MPI_Recv (contiguous device bytes)");
+    else
+      checkMpi(PMPI_Recv(s.hostA, (int)s.packed, MPI_BYTE, peer, kTagData,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+               "PMPI_Recv (host bytes)");
     break;
   case B:
     checkMpi(PMPI_Recv(s.mirror, 1, s.in.type, peer, kTagData, MPI_COMM_WORLD,
@@ -632,6 +663,13 @@ int64_t recvWith(Method m, Side &s, int peer, bool wantCount = false) {
                           cudaMemcpyHostToDevice));
     break;
   case C:
+    if (gDeviceRefs) {
+      // The receiver follows whatever protocol the sender chose.
+      checkMpi(MPI_Recv(s.dev, 1, s.in.type, peer, kTagData, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE),
+               "MPI_Recv (device buffer, through host memory)");
+      break;
+    }
     checkMpi(PMPI_Recv(s.pinned, (int)s.packed, MPI_PACKED, peer, kTagData,
                        MPI_COMM_WORLD, MPI_STATUS_IGNORE),
              "PMPI_Recv (pinned, MPI_PACKED)");
@@ -1027,6 +1065,10 @@ void usage(const std::vector<LayoutDef> &defs) {
       "  --host-reps N     its repetitions (default 7)\n"
       "  --no-ddtc         measure only a, b and c (for an MPI library\n"
       "                    without libddtc-mpi)\n"
+      "  --refs host|device  host (default): a, b, c as above; device: a is\n"
+      "                    the packed bytes as a contiguous device buffer\n"
+      "                    through libddtc-mpi (the ceiling between GPUs), c\n"
+      "                    the ddtc path kept to host memory (no CUDA IPC)\n"
       "  --json FILE       write every number and the environment to FILE\n"
       "  --help            this text\n\n"
       "layouts:\n");
@@ -1229,6 +1271,14 @@ int main(int argc, char **argv) {
       hostReps = positive("--host-reps");
     } else if (a == "--no-ddtc") {
       noDdtc = true;
+    } else if (a == "--refs") {
+      std::string v = value("--refs");
+      if (v != "host" && v != "device") {
+        std::fprintf(stderr, "ddtc-mpi-bench: --refs takes host or device, "
+                             "not '%s'\n", v.c_str());
+        return 2;
+      }
+      gDeviceRefs = v == "device";
     } else if (a == "--json") {
       jsonPath = value("--json");
     } else {
@@ -1307,6 +1357,18 @@ int main(int argc, char **argv) {
           sendFrom.c_str());
     MPI_Finalize();
     return 2;
+  }
+  if (gDeviceRefs) {
+    gSetProtocol = reinterpret_cast<int (*)(const char *)>(
+        dlsym(RTLD_DEFAULT, "ddtc_mpi_set_protocol"));
+    if (noDdtc || !gSetProtocol) {
+      if (rank == 0)
+        std::fprintf(stderr, "ddtc-mpi-bench: --refs device needs "
+                             "libddtc-mpi (ddtc_mpi_set_protocol) and the "
+                             "ddtc path\n");
+      MPI_Finalize();
+      return 2;
+    }
   }
   CHECK_DDTC(ddtc_init());
 
@@ -1409,9 +1471,20 @@ int main(int argc, char **argv) {
         .i64("max_span", maxSpan)
         .boolean("ddtc_path", !noDdtc)
         .add("layouts", jarr(ln, 2))
-        .str("a_host_memory", "malloc")
-        .str("b_host_memory", "malloc")
-        .str("c_host_memory", "cudaHostAlloc");
+        .str("references", gDeviceRefs ? "device" : "host")
+        .str("a", gDeviceRefs
+                      ? "the packed bytes as a contiguous device buffer "
+                        "(MPI_BYTE) through libddtc-mpi"
+                      : "the packed bytes in malloc'ed host memory through "
+                        "PMPI_Send/PMPI_Recv")
+        .str("b", "cudaMemcpy of the whole true extent to a malloc'ed host "
+                  "mirror, PMPI_Send of the derived type, and back")
+        .str("c", gDeviceRefs
+                      ? "the derived type from device memory through "
+                        "libddtc-mpi with its host-memory protocols only "
+                        "(ddtc_mpi_set_protocol(\"pipeline\"))"
+                      : "hand-written staging: pack on the GPU, cudaMemcpy "
+                        "to pinned memory, PMPI_Send of MPI_PACKED, and back");
   }
   int exitCode = 0;
   const double start = MPI_Wtime();
