@@ -156,6 +156,19 @@ bool openPeer(const IpcRef &ref, PeerMapping &m, std::string &why) {
   std::lock_guard<std::mutex> lock(mapMutex);
   auto it = mappings.find(key);
   if (it == mappings.end()) {
+    // A mapping of the same owner and base with another buffer id is of an
+    // allocation the owner has freed since (the driver would refuse to map
+    // the new one while it stays open): closed now unless in use.
+    for (auto s = mappings.begin(); s != mappings.end();) {
+      if (std::get<0>(s->first) == ref.owner &&
+          std::get<1>(s->first) == ref.base && !s->second.holds) {
+        api->cuIpcCloseMemHandle(s->second.ptr);
+        keyOf.erase(s->second.id);
+        s = mappings.erase(s);
+      } else {
+        ++s;
+      }
+    }
     evict(*api, static_cast<size_t>(settings().ipcCache) - 1);
     cu::CUipcMemHandle h;
     std::memcpy(&h, ref.handle, sizeof h);

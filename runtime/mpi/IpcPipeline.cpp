@@ -30,7 +30,8 @@
 // Messages after the answer (int32 each): ready (slot index) and the
 // sender's "written" (-1) go with the fragments tag; returned slots and the
 // receiver's "read" (-1) go with the answer tag. -2 in either says the
-// other side failed.
+// other side failed; -3 from the sender says it cannot map the receive
+// buffer after all, and the receiver reads the sender's ring instead.
 //===----------------------------------------------------------------------===//
 
 #include "Operation.h"
@@ -42,7 +43,7 @@
 namespace ddtc::mpi {
 namespace {
 
-constexpr int32_t kFinished = -1, kFailed = -2;
+constexpr int32_t kFinished = -1, kFailed = -2, kUseRing = -3;
 std::atomic<long long> receives{0};
 
 bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
@@ -82,6 +83,8 @@ bool nextSignal(Operation &op, int from, int tag) {
   ++op.signals;
   if (op.signal == kFailed)
     op.error = MPI_ERR_OTHER;
+  if (op.signal == kUseRing && op.send)
+    op.error = MPI_ERR_OTHER; // only a sender says this
   return op.error == MPI_SUCCESS;
 }
 
@@ -127,15 +130,17 @@ bool sendWritten(Operation &op) {
 }
 
 /// Sender, answer IpcWrite: everything goes straight into the receiver's
-/// buffer.
+/// buffer. When it cannot be mapped, the receiver is told to read the ring
+/// instead (the answer becomes IpcRead).
 bool startWrite(Operation &op) {
   std::string why;
   if (!openPeer(op.answer.ref, op.peerMemory, why)) {
-    note(1, "cannot map the receive buffer of rank %d: %s", op.peerWorld,
-         why.c_str());
-    op.outbox.post(kFailed, op.peer, fragmentTag(op.note.id), op.pair->data);
-    op.error = MPI_ERR_OTHER;
-    return false;
+    note(2, "cannot map the receive buffer of rank %d (%s): it reads this "
+            "rank's ring instead",
+         op.peerWorld, why.c_str());
+    op.outbox.post(kUseRing, op.peer, fragmentTag(op.note.id), op.pair->data);
+    op.answer.go = Answer::IpcRead;
+    return true;
   }
   char *dst = op.peerMemory.base + op.answer.ref.offset;
   op.peerBytes = dst;
@@ -211,6 +216,8 @@ bool advanceIpcSend(Operation &op) {
   case Answer::IpcWrite:
     if (!op.peerMemory.base && !startWrite(op))
       return abandon(op);
+    if (op.answer.go != Answer::IpcWrite)
+      return advanceIpcSend(op);
     if (!op.finalSent && !sendWritten(op))
       return op.error != MPI_SUCCESS && abandon(op);
     return op.outbox.drain() && headerDone;
@@ -270,6 +277,25 @@ bool advanceIpcSend(Operation &op) {
   }
 }
 
+namespace {
+/// Receiver: reads the sender's ring or buffer, through staging unless
+/// DDTC_MPI_IPC_READ=direct (or the receive buffer is contiguous).
+void setupRead(Operation &op) {
+  op.answer.go = Answer::IpcRead;
+  op.signals = 0;
+  size_t n = inPlace(op)
+                 ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
+                 : static_cast<size_t>(op.note.ref.slots);
+  op.slots.assign(n, Slot{});
+  if (settings().ipcStage && !op.info->contiguous &&
+      (op.copyStream = threadCopyStream(op.buf)) &&
+      deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
+                    op.deviceRing))
+    for (size_t i = 0; i < n; ++i)
+      op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+}
+} // namespace
+
 bool startIpcRecv(Operation &op, int64_t capacity) {
   (void)capacity;
   std::string why;
@@ -293,17 +319,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     op.answer.go = Answer::IpcWrite;
     op.slots.clear();
   } else {
-    op.answer.go = Answer::IpcRead;
-    size_t n = inPlace(op)
-                   ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
-                   : static_cast<size_t>(op.note.ref.slots);
-    op.slots.assign(n, Slot{});
-    if (settings().ipcStage && !op.info->contiguous &&
-        (op.copyStream = threadCopyStream(op.buf)) &&
-        deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
-                      op.deviceRing))
-      for (size_t i = 0; i < n; ++i)
-        op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+    setupRead(op);
   }
   PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
              answerTag(op.note.id), op.pair->data, &op.answerReq);
@@ -321,11 +337,16 @@ bool advanceIpcRecv(Operation &op) {
   if (op.error != MPI_SUCCESS)
     return abandon(op);
   if (op.answer.go == Answer::IpcWrite) {
-    // The sender writes; it says when its bytes are in place.
+    // The sender writes; it says when its bytes are in place, or that it
+    // cannot map them and they are in its ring.
     while (op.signals == 0 && nextSignal(op, op.source, fragmentTag(op.note.id)))
       ;
     if (op.error != MPI_SUCCESS)
       return abandon(op);
+    if (op.signals > 0 && op.signal == kUseRing) {
+      setupRead(op);
+      return advanceIpcRecv(op);
+    }
     return op.signals > 0 && testDone(op, op.answerReq);
   }
   bool ring = !inPlace(op);

@@ -32,13 +32,18 @@
 // same pages at another address in the opening process, after a delay of
 // DDTC_FAKE_IPC_OPEN_US (closing: DDTC_FAKE_IPC_CLOSE_US) that stands for
 // the real driver's cost. DDTC_FAKE_IPC=0 makes every open fail, as it does
-// between containers. Opening a handle in the process that made it fails,
-// as on the real driver.
+// between containers; DDTC_FAKE_IPC_FAIL_EVERY=N makes every Nth fail, and
+// DDTC_FAKE_IPC_FAIL_RANK=R every one in the MPI process of world rank R
+// (OMPI_COMM_WORLD_RANK or PMI_RANK). Opening a handle in the process that made it fails,
+// as on the real driver, and so does opening one of an allocation at an
+// address of the owner's while a mapping of an earlier allocation there is
+// still open (the real driver says CUDA_ERROR_ALREADY_MAPPED then).
 //
 // Every entry point may be called from many threads at once.
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -773,7 +778,11 @@ struct FakeIpcHandle {
   int32_t fd;
   uint64_t mapped;
   uint64_t size;
+  uint64_t base; ///< the allocation's address in its owner
 };
+constexpr CUresult kAlreadyMapped = 208;
+/// Open mappings: (owner pid, owner base) -> address here.
+std::map<std::pair<int32_t, uint64_t>, uintptr_t> opened;
 constexpr uint32_t kIpcMagic = 0x46495043; // "FIPC"
 static_assert(sizeof(FakeIpcHandle) <= 64);
 struct IpcMemHandle {
@@ -791,7 +800,7 @@ CUresult cuIpcGetMemHandle(IpcMemHandle *handle, unsigned long long p) {
   if (!handle || !a || a->kind != MemKind::Device || a->fd < 0)
     return kInvalidValue;
   FakeIpcHandle h{kIpcMagic, static_cast<int32_t>(getpid()), a->fd, a->mapped,
-                  a->size};
+                  a->size, a->base};
   std::memset(handle, 0, sizeof *handle);
   std::memcpy(handle, &h, sizeof h);
   return kSuccess;
@@ -807,6 +816,23 @@ CUresult cuIpcOpenMemHandle_v2(unsigned long long *p, IpcMemHandle handle,
   const char *on = std::getenv("DDTC_FAKE_IPC");
   if (on && !std::strcmp(on, "0"))
     return kInvalidValue;
+  static std::atomic<unsigned> opens{0};
+  const char *every = std::getenv("DDTC_FAKE_IPC_FAIL_EVERY");
+  unsigned n = every ? static_cast<unsigned>(std::strtoul(every, nullptr, 10)) : 0;
+  if (n && ++opens % n == 0)
+    return kInvalidValue;
+  if (const char *r = std::getenv("DDTC_FAKE_IPC_FAIL_RANK")) {
+    const char *mine = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!mine)
+      mine = std::getenv("PMI_RANK");
+    if (mine && !std::strcmp(mine, r))
+      return kInvalidValue;
+  }
+  {
+    std::lock_guard<std::mutex> lock(memMutex);
+    if (opened.count({h.pid, h.base}))
+      return kAlreadyMapped;
+  }
   sleepUs("DDTC_FAKE_IPC_OPEN_US");
   std::string path =
       "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
@@ -821,6 +847,7 @@ CUresult cuIpcOpenMemHandle_v2(unsigned long long *p, IpcMemHandle handle,
   uintptr_t base = reinterpret_cast<uintptr_t>(q);
   allocations[base] = {base,          h.size, MemKind::Imported,
                        nextBufferId++, -1,    h.mapped};
+  opened[{h.pid, h.base}] = base;
   *p = base;
   return kSuccess;
 }
@@ -833,6 +860,11 @@ CUresult cuIpcCloseMemHandle(unsigned long long p) {
     return kInvalidValue;
   unmap(it->second);
   allocations.erase(it);
+  for (auto o = opened.begin(); o != opened.end(); ++o)
+    if (o->second == static_cast<uintptr_t>(p)) {
+      opened.erase(o);
+      break;
+    }
   return kSuccess;
 }
 
