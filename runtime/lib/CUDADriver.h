@@ -53,6 +53,7 @@ constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;
 constexpr int CU_POINTER_ATTRIBUTE_BUFFER_ID = 7;
 constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 constexpr int CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11;
+constexpr int CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12;
 
 // CUmemorytype
 constexpr unsigned CU_MEMORYTYPE_HOST = 1;

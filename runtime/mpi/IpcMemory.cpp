@@ -17,6 +17,7 @@
 
 #include "DeviceDriver.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -34,11 +35,13 @@ std::map<size_t, std::vector<DeviceBlock>> pool; // by rounded size
 bool exportAllocation(const cu::DriverAPI &api, const void *p, IpcRef &ref) {
   cu::CUdeviceptr base = 0;
   unsigned long long bufferId = 0;
-  int attrs[2] = {cu::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                  cu::CU_POINTER_ATTRIBUTE_BUFFER_ID};
-  void *data[2] = {&base, &bufferId};
+  size_t size = 0;
+  int attrs[3] = {cu::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                  cu::CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                  cu::CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void *data[3] = {&base, &bufferId, &size};
   auto addr = reinterpret_cast<cu::CUdeviceptr>(p);
-  if (api.cuPointerGetAttributes(2, attrs, data, addr) != cu::CUDA_SUCCESS ||
+  if (api.cuPointerGetAttributes(3, attrs, data, addr) != cu::CUDA_SUCCESS ||
       !base)
     return false;
   // Exports of the user's allocations, by (base, buffer id).
@@ -61,6 +64,7 @@ bool exportAllocation(const cu::DriverAPI &api, const void *p, IpcRef &ref) {
   }
   ref.base = base;
   ref.bufferId = bufferId;
+  ref.size = size;
   ref.offset = addr - base;
   ref.owner = worldRank();
   return true;
@@ -68,6 +72,7 @@ bool exportAllocation(const cu::DriverAPI &api, const void *p, IpcRef &ref) {
 
 struct Mapping {
   cu::CUdeviceptr ptr = 0;
+  uint64_t size = 0; ///< of the allocation in its owner
   int holds = 0;
   uint64_t lastUse = 0;
   uint64_t id = 0; ///< PeerMapping::key
@@ -93,6 +98,24 @@ void evict(const cu::DriverAPI &api, size_t limit) {
     note(3, "IPC cache: closed a mapping of rank %d", std::get<0>(victim->first));
     keyOf.erase(victim->second.id);
     mappings.erase(victim);
+  }
+}
+
+/// Closes the idle mappings of `ref`'s owner that overlap its allocation
+/// (or all of that owner's idle mappings); mapMutex held.
+void closeStale(const cu::DriverAPI &api, const IpcRef &ref, bool all = false) {
+  for (auto s = mappings.begin(); s != mappings.end();) {
+    uint64_t b = std::get<1>(s->first), n = std::max<uint64_t>(s->second.size, 1);
+    bool overlaps = b < ref.base + std::max<uint64_t>(ref.size, 1) &&
+                    ref.base < b + n;
+    if (std::get<0>(s->first) == ref.owner && !s->second.holds &&
+        (all || overlaps)) {
+      api.cuIpcCloseMemHandle(s->second.ptr);
+      keyOf.erase(s->second.id);
+      s = mappings.erase(s);
+    } else {
+      ++s;
+    }
   }
 }
 
@@ -156,19 +179,10 @@ bool openPeer(const IpcRef &ref, PeerMapping &m, std::string &why) {
   std::lock_guard<std::mutex> lock(mapMutex);
   auto it = mappings.find(key);
   if (it == mappings.end()) {
-    // A mapping of the same owner and base with another buffer id is of an
-    // allocation the owner has freed since (the driver would refuse to map
+    // A mapping of the same owner whose range meets the new allocation's is
+    // of an allocation the owner has freed since (the driver refuses to map
     // the new one while it stays open): closed now unless in use.
-    for (auto s = mappings.begin(); s != mappings.end();) {
-      if (std::get<0>(s->first) == ref.owner &&
-          std::get<1>(s->first) == ref.base && !s->second.holds) {
-        api->cuIpcCloseMemHandle(s->second.ptr);
-        keyOf.erase(s->second.id);
-        s = mappings.erase(s);
-      } else {
-        ++s;
-      }
-    }
+    closeStale(*api, ref);
     evict(*api, static_cast<size_t>(settings().ipcCache) - 1);
     cu::CUipcMemHandle h;
     std::memcpy(&h, ref.handle, sizeof h);
@@ -176,11 +190,18 @@ bool openPeer(const IpcRef &ref, PeerMapping &m, std::string &why) {
     cu::CUresult rc = api->cuIpcOpenMemHandle(
         &p, h, cu::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
     if (rc != cu::CUDA_SUCCESS) {
+      // Still refused: close every idle mapping of that owner and try once
+      // more (the driver knows of reuses the sizes here cannot show).
+      closeStale(*api, ref, /*all=*/true);
+      rc = api->cuIpcOpenMemHandle(&p, h,
+                                   cu::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    }
+    if (rc != cu::CUDA_SUCCESS) {
       why = cu::describeError(*api, "cuIpcOpenMemHandle", rc);
       return false;
     }
     note(3, "IPC cache: opened a mapping of rank %d", ref.owner);
-    it = mappings.emplace(key, Mapping{p, 0, 0, nextKey++}).first;
+    it = mappings.emplace(key, Mapping{p, ref.size, 0, 0, nextKey++}).first;
     keyOf[it->second.id] = key;
   }
   m.key = it->second.id;

@@ -173,6 +173,7 @@ bool wantIpc(Operation &op) {
 }
 
 bool startIpcSend(Operation &op) {
+  op.fragBytes = std::min<int64_t>(ipcFragment(op.total), INT32_MAX);
   op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;
   op.finalSent = false;

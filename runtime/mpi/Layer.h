@@ -40,12 +40,24 @@ struct Settings {
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
   bool ipc = true;        ///< DDTC_MPI_IPC=0: never CUDA IPC
-  /// DDTC_MPI_IPC_READ: the IPC receiver copies each fragment from the peer
-  /// to local staging before unpacking it ("stage", default) or unpacks
-  /// straight from the peer's memory ("direct").
-  bool ipcStage = true;
+  /// DDTC_MPI_IPC_READ: the IPC receiver unpacks straight from the peer's
+  /// memory ("direct", default: one launch less per fragment, faster on an
+  /// H200 pair) or copies each fragment to local staging first ("stage").
+  bool ipcStage = false;
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
+  bool fragmentSet = false; ///< DDTC_MPI_FRAGMENT given: no model choice
+  /// The IPC pipeline's model (see Model.cpp): host cost per fragment, the
+  /// rate of the peer copy and of the local pack/unpack kernels.
+  double ipcAlphaUs = 10.0;    ///< DDTC_MPI_IPC_ALPHA_US
+  double ipcLinkGBps = 300.0;  ///< DDTC_MPI_IPC_LINK_GBPS
+  double ipcLocalGBps = 1500.0; ///< DDTC_MPI_IPC_LOCAL_GBPS
 };
+
+/// The IPC pipeline's fragment size for a message of `bytes` packed bytes:
+/// DDTC_MPI_FRAGMENT when given, else the one the model predicts fastest.
+int64_t ipcFragment(int64_t bytes);
+/// The model's one-way time of such a message in fragments of `fragment`.
+double predictIpcUs(int64_t bytes, int64_t fragment);
 
 const Settings &settings();
 /// The protocol in force: settings().protocol, unless a program chose
@@ -109,6 +121,7 @@ struct IpcRef {
   unsigned char handle[64] = {}; ///< CUipcMemHandle of the allocation
   uint64_t base = 0;     ///< the allocation's address in its owner
   uint64_t bufferId = 0; ///< its buffer id (a reallocation gets a new one)
+  uint64_t size = 0;     ///< the allocation's size
   uint64_t offset = 0;   ///< of the bytes meant, from base
   int32_t owner = -1;    ///< the owner's rank in MPI_COMM_WORLD
   int32_t slots = 0;     ///< a ring's slots (0: the whole message in place)

@@ -116,6 +116,17 @@ ddtc_mpi_ipc_fallbacks(void) {
   return ipcFallbacks();
 }
 
+/// For benchmarks: the model's one-way microseconds of a device message of
+/// `bytes` packed bytes to world rank `peer` through CUDA IPC (with the
+/// fragment size it would choose), or -1 when that peer is not reached
+/// through IPC.
+__attribute__((visibility("default"))) double
+ddtc_mpi_predict_us(long long bytes, int peer) {
+  if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
+    return -1;
+  return predictIpcUs(bytes, ipcFragment(bytes));
+}
+
 /// For programs and tests: 1 when the layer handles device buffers.
 __attribute__((visibility("default"))) int ddtc_mpi_active(void) {
   return active() ? 1 : 0;

@@ -245,6 +245,7 @@ int startPipeSend(Operation &op) {
     op.note = Note{};
     op.note.kind = Note::Pipelined;
     op.error = MPI_SUCCESS;
+    op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
   }
   if (!op.stream || (!op.ipc && !makeRing(op)))
     return raise(op.comm, MPI_ERR_NO_MEM,

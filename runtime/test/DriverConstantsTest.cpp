@@ -41,6 +41,8 @@ static_assert(c::CU_POINTER_ATTRIBUTE_BUFFER_ID ==
 static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ==
               CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
 static_assert(sizeof(c::CUipcMemHandle) == sizeof(CUipcMemHandle));
+static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_SIZE ==
+              CU_POINTER_ATTRIBUTE_RANGE_SIZE);
 static_assert(c::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS ==
               CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 static_assert(c::CU_MEMORYTYPE_HOST == CU_MEMORYTYPE_HOST);

@@ -68,6 +68,8 @@ int gRank = -1;
 /// copy-in/copy-out pipeline) with ddtc_mpi_set_protocol.
 bool gDeviceRefs = false;
 int (*gSetProtocol)(const char *) = nullptr;
+/// libddtc-mpi's model of a device message to a peer (negative: none).
+double (*gPredict)(long long, int) = nullptr;
 
 /// Runs `f` with the layer's protocol set to `name` (back to auto after).
 template <typename F> void withProtocol(const char *name, F f) {
@@ -848,6 +850,7 @@ void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
 //===----------------------------------------------------------------------===//
 
 struct Point {
+  double predictedUs = NAN; ///< the layer's model, for the ddtc path
   std::string layout;
   int64_t target = 0, packed = 0, span = 0, alloc0 = 0, alloc1 = 0;
   std::string params0, params1, gather0, gather1, spec0;
@@ -890,6 +893,10 @@ std::string pointJson(const Point &p) {
     o.num(std::string(kMethodNames[m]) + "_GBps",
           ratio((double)p.packed, p.t[m].us) / 1e3);
   double d = p.t[DDTC].us;
+  o.num("predicted_us", p.predictedUs)
+      .num("model_error", std::isfinite(p.predictedUs) && std::isfinite(d)
+                              ? (p.predictedUs - d) / d
+                              : NAN);
   o.num("ddtc_vs_a_bandwidth", ratio(p.t[A].us, d))
       .num("speedup_vs_b", ratio(p.t[B].us, d))
       .num("speedup_vs_c", ratio(p.t[C].us, d));
@@ -1359,6 +1366,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (gDeviceRefs) {
+    gPredict = reinterpret_cast<double (*)(long long, int)>(
+        dlsym(RTLD_DEFAULT, "ddtc_mpi_predict_us"));
     gSetProtocol = reinterpret_cast<int (*)(const char *)>(
         dlsym(RTLD_DEFAULT, "ddtc_mpi_set_protocol"));
     if (noDdtc || !gSetProtocol) {
@@ -1731,7 +1740,12 @@ int main(int argc, char **argv) {
 
       if (rank == 0) {
         double d = p.t[DDTC].us;
-        std::printf("%-18s %10lld %s %s %s %s %s %s %s %s  %s\n",
+        if (gPredict) {
+          double pred = gPredict((long long)p.packed, 1);
+          if (pred >= 0)
+            p.predictedUs = pred;
+        }
+        std::printf("%-18s %10lld %s %s %s %s %s %s %s %s  %s%s\n",
                     l.name.c_str(), (long long)p.packed,
                     cell(d, "%*.2f", 9).c_str(),
                     cell(ratio((double)p.packed, d) / 1e3, "%*.3f", 8).c_str(),
@@ -1741,7 +1755,14 @@ int main(int argc, char **argv) {
                     cell(p.t[C].us, "%*.2f", 9).c_str(),
                     cell(ratio(p.t[B].us, d), "%*.2f", 7).c_str(),
                     cell(ratio(p.t[C].us, d), "%*.2f", 7).c_str(),
-                    p.check.c_str());
+                    p.check.c_str(),
+                    std::isfinite(p.predictedUs)
+                        ? ("  model " + cell(p.predictedUs, "%*.1f", 0) +
+                           " us (" +
+                           cell(100 * (p.predictedUs - d) / d, "%+*.0f", 0) +
+                           "%)")
+                              .c_str()
+                        : "");
         std::fflush(stdout);
         rep.points.push_back(std::move(p));
         rep.write(false);
@@ -1762,6 +1783,16 @@ int main(int argc, char **argv) {
       std::printf("host buffers: added %.3f us per call (%.3f us per one-way "
                   "trip)\n",
                   rep.host.perCall, rep.host.diffOneWay);
+      std::vector<double> errors;
+      for (const Point &p : rep.points)
+        if (std::isfinite(p.predictedUs) && std::isfinite(p.t[DDTC].us))
+          errors.push_back(std::fabs(p.predictedUs - p.t[DDTC].us) /
+                           p.t[DDTC].us);
+      if (!errors.empty())
+        std::printf("model of the IPC path: %zu points, |predicted - "
+                    "measured| / measured: median %.0f%%, max %.0f%%\n",
+                    errors.size(), 100 * median(errors),
+                    100 * *std::max_element(errors.begin(), errors.end()));
     }
     int failed = 0;
     for (const Point &p : rep.points)
