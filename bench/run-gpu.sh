@@ -223,8 +223,8 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   step ipc-layer-ring timeout 300 "${ipc_x[@]}" -np 2 -x DDTC_MPI_FRAGMENT=3000 \
     -x DDTC_MPI_DEPTH=3 -x DDTC_MPI_IPC_CACHE=3 "$layer" --cases 300 \
     --expect-ipc used
-  step ipc-layer-direct timeout 300 "${ipc_x[@]}" -np 2 \
-    -x DDTC_MPI_IPC_READ=direct -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
+  step ipc-layer-staged timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=stage -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
     "$layer" --cases 200 --expect-ipc used
   step ipc-layer-threads timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_FRAGMENT=5000 "$layer" --cases 200 --threads 4 --suite p2p \
@@ -249,12 +249,13 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     mpi_bench mpi-ipc-bench "${ipcb_x[@]}" "$mpibench" --refs device \
       --max-bytes 256M --reps ${DDTC_IPC_BENCH_REPS:-10} \
       --json "$out/mpi-ipc-bench.json"
-    # The receiver's two ways to read a fragment, and fragment sizes.
+    # The receiver's other way to read a fragment, and fixed fragment sizes
+    # against the model's choice.
     sweep_layouts=vector-16B,lower-triangular,particles,cube-x-face
-    mpi_bench mpi-ipc-read-direct "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=direct \
+    mpi_bench mpi-ipc-read-stage "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=stage \
       "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
-      --reps 7 --json "$out/mpi-ipc-read-direct.json"
-    for f in 256K 4M; do
+      --reps 7 --json "$out/mpi-ipc-read-stage.json"
+    for f in 1M 4M; do
       mpi_bench mpi-ipc-fragment-$f "${ipcb_x[@]}" -x DDTC_MPI_FRAGMENT=$f \
         "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
         --reps 7 --json "$out/mpi-ipc-fragment-$f.json"
