@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceDriver.h"
+#include "Profile.h"
 
 #include <map>
 #include <vector>
@@ -174,6 +175,7 @@ bool fence(void *stream) {
 }
 
 void *recordEvent(void *stream) {
+  CostScope cost(Cost::Event);
   const cu::DriverAPI *api = driver();
   cu::CUevent e = nullptr;
   if (!api ||
@@ -188,6 +190,7 @@ void *recordEvent(void *stream) {
 }
 
 bool eventDone(void *event) {
+  CostScope cost(Cost::Query);
   const cu::DriverAPI *api = driver();
   return !event || !api ||
          api->cuEventQuery(static_cast<cu::CUevent>(event)) !=

@@ -36,6 +36,7 @@
 
 #include "Operation.h"
 
+#include "Profile.h"
 #include "TypeObject.h"
 
 #include <algorithm>
@@ -57,6 +58,7 @@ char *userBytes(const Operation &op) {
 bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
   if (hi <= lo)
     return true;
+  CostScope cost(Cost::Pack);
   if (op.info->contiguous)
     return copyDeviceAsync(out, userBytes(op) + lo, static_cast<size_t>(hi - lo),
                            op.stream);
@@ -66,6 +68,7 @@ bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
 
 /// Unpacks bytes [lo, hi) of the message from device memory at `in`.
 bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in) {
+  CostScope cost(Cost::Unpack);
   if (op.info->contiguous)
     return copyDeviceAsync(userBytes(op) + lo, in, static_cast<size_t>(hi - lo),
                            op.stream);

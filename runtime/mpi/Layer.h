@@ -46,12 +46,28 @@ struct Settings {
   bool ipcStage = false;
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
   bool fragmentSet = false; ///< DDTC_MPI_FRAGMENT given: no model choice
-  /// The IPC pipeline's model (see Model.cpp): host cost per fragment, the
-  /// rate of the peer copy and of the local pack/unpack kernels.
-  double ipcAlphaUs = 10.0;    ///< DDTC_MPI_IPC_ALPHA_US
-  double ipcLinkGBps = 300.0;  ///< DDTC_MPI_IPC_LINK_GBPS
-  double ipcLocalGBps = 1500.0; ///< DDTC_MPI_IPC_LOCAL_GBPS
 };
+
+/// The figures of the IPC pipeline's model (Model.cpp): fixed cost of a
+/// message, host cost per fragment, the rate of the copy between the GPUs
+/// and of the local pack/unpack kernels. From DDTC_MPI_IPC_START_US,
+/// _ALPHA_US, _LINK_GBPS, _LOCAL_GBPS, else from the calibration file of
+/// this GPU, driver and host (ddtc-mpi-calibrate), else defaults measured
+/// on two H200s.
+struct ModelFigures {
+  double startUs = 10.0;
+  double alphaUs = 8.0;
+  double linkGBps = 350.0;
+  double localGBps = 1500.0;
+  std::string source = "defaults";
+};
+const ModelFigures &modelFigures();
+/// The calibration file this process reads (in the ddtc cache folder, named
+/// after the GPU, the driver and the host).
+std::string modelPath();
+/// For benchmarks and calibration: a fragment size for later IPC messages
+/// (0: the model's choice again).
+void chooseFragment(int64_t bytes);
 
 /// The IPC pipeline's fragment size for a message of `bytes` packed bytes:
 /// DDTC_MPI_FRAGMENT when given, else the one the model predicts fastest.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Layer.h"
+#include "Profile.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -153,6 +154,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
   if (active()) {
     while (anyInFlight())
       progress();
+    printProfile();
     layerActive.store(false, std::memory_order_release);
     finalizeComms();
     PMPI_Comm_free(&privateSelf);

@@ -1,48 +1,183 @@
 //===- Model.cpp - The fragment size of the IPC pipeline ---------------------===//
 //
 // A pipelined message of M packed bytes in n fragments of f bytes costs, as
-// the pipeline runs (seed: the postal and max-rate models):
+// the pipeline runs (the postal and max-rate models of the seeds):
 //
-//   T(f) = n * alpha + M / link + 2 * f / local
+//   T(f) = start + n * alpha + M / link + 2 * f / local
 //
+// start: the note, the answer and the closing message;
 // alpha: what one fragment costs the host (a kernel launch, events, the
-//        ready and return messages), measured ~10 us per fragment on two
-//        H200s joined by NVLink (the fragment sweep of the IPC benchmark);
+//        ready and return messages);
 // link:  the rate of the copy between the GPUs (or within one);
 // local: the rate of a pack or unpack kernel in local memory: the first
 //        fragment's pack and the last one's unpack do not overlap the link.
 //
 // The minimum lies at f* = sqrt(M * alpha * local / 2), rounded to a power
-// of two between 256 KiB and 64 MiB (and at most M). The three figures are
-// settings (DDTC_MPI_IPC_ALPHA_US, _LINK_GBPS, _LOCAL_GBPS) with the values
-// measured on an H200 pair as defaults; DDTC_MPI_FRAGMENT overrides the
-// choice.
+// of two between 256 KiB and 64 MiB (and at most M).
+//
+// The figures come from the environment (DDTC_MPI_IPC_START_US, _ALPHA_US,
+// _LINK_GBPS, _LOCAL_GBPS), else from the calibration file that
+// ddtc-mpi-calibrate measured for this GPU, driver and host (in the ddtc
+// cache folder), else from defaults fitted to the ping-pong of two H200s
+// joined by NVLink (10 us, 8 us, 350 GB/s, 1500 GB/s: median error 7% from
+// 1 MiB up, bench/results/*-ipc). DDTC_MPI_FRAGMENT overrides the choice.
 //===----------------------------------------------------------------------===//
 
-#include "Layer.h"
+#include "DeviceDriver.h"
+
+#include "Config.h"
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace ddtc::mpi {
+namespace {
+
+std::atomic<int64_t> chosenFragment{0};
+
+/// GPU name and driver version of device 0, and the host name: what the
+/// figures depend on.
+void identity(std::string &gpu, int &driverVersion, std::string &host) {
+  gpu = "no-gpu";
+  driverVersion = 0;
+  if (const cu::DriverAPI *api = driver()) {
+    char name[256] = {};
+    cu::CUdevice dev = 0;
+    if (api->cuDeviceGet(&dev, 0) == cu::CUDA_SUCCESS)
+      api->cuDeviceGetName(name, sizeof name - 1, dev);
+    if (*name)
+      gpu = name;
+    api->cuDriverGetVersion(&driverVersion);
+  }
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  host = h;
+}
+
+/// Reads "key value" lines; false when the file is missing or describes
+/// another GPU, driver or host.
+bool readFile(const std::string &path, ModelFigures &f) {
+  std::ifstream in(path);
+  if (!in)
+    return false;
+  std::string gpu, host;
+  int driverVersion = 0;
+  identity(gpu, driverVersion, host);
+  std::string line;
+  bool sameGpu = false, sameDriver = false, sameHost = false;
+  ModelFigures read;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream ls(line);
+    std::string key, rest;
+    ls >> key;
+    std::getline(ls >> std::ws, rest);
+    if (key == "gpu")
+      sameGpu = rest == gpu;
+    else if (key == "driver")
+      sameDriver = rest == std::to_string(driverVersion);
+    else if (key == "host")
+      sameHost = rest == host;
+    else if (key == "ipc_start_us")
+      read.startUs = std::atof(rest.c_str());
+    else if (key == "ipc_alpha_us")
+      read.alphaUs = std::atof(rest.c_str());
+    else if (key == "ipc_link_gbps")
+      read.linkGBps = std::atof(rest.c_str());
+    else if (key == "ipc_local_gbps")
+      read.localGBps = std::atof(rest.c_str());
+  }
+  if (!sameGpu || !sameDriver || !sameHost || !(read.startUs >= 0) ||
+      !(read.alphaUs > 0) || !(read.linkGBps > 0) || !(read.localGBps > 0)) {
+    note(1, "model: %s is for another GPU, driver or host, or incomplete; "
+            "not used",
+         path.c_str());
+    return false;
+  }
+  read.source = path;
+  f = read;
+  return true;
+}
+
+double envNumber(const char *name, double fallback, bool &set) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  double x = std::strtod(v, &end);
+  if (*end || !(x > 0)) {
+    std::fprintf(stderr, "ddtc-mpi: %s=%s is not a positive number; using "
+                         "%g\n", name, v, fallback);
+    return fallback;
+  }
+  set = true;
+  return x;
+}
+
+} // namespace
+
+std::string modelPath() {
+  std::string gpu, host;
+  int driverVersion = 0;
+  identity(gpu, driverVersion, host);
+  std::string key = gpu + "-" + std::to_string(driverVersion) + "-" + host;
+  for (char &c : key)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.')
+      c = '_';
+  return rt::config().cacheDir + "/mpi-model-" + key + ".txt";
+}
+
+const ModelFigures &modelFigures() {
+  static const ModelFigures figures = [] {
+    ModelFigures f;
+    readFile(modelPath(), f);
+    bool set = false;
+    f.startUs = envNumber("DDTC_MPI_IPC_START_US", f.startUs, set);
+    f.alphaUs = envNumber("DDTC_MPI_IPC_ALPHA_US", f.alphaUs, set);
+    f.linkGBps = envNumber("DDTC_MPI_IPC_LINK_GBPS", f.linkGBps, set);
+    f.localGBps = envNumber("DDTC_MPI_IPC_LOCAL_GBPS", f.localGBps, set);
+    if (set)
+      f.source += " and DDTC_MPI_IPC_*";
+    note(2, "model of the IPC pipeline (%s): start %.1f us, %.1f us per "
+            "fragment, link %.0f GB/s, kernels %.0f GB/s",
+         f.source.c_str(), f.startUs, f.alphaUs, f.linkGBps, f.localGBps);
+    return f;
+  }();
+  return figures;
+}
+
+void chooseFragment(int64_t bytes) {
+  chosenFragment.store(std::max<int64_t>(bytes, 0), std::memory_order_relaxed);
+}
 
 double predictIpcUs(int64_t bytes, int64_t fragment) {
-  const Settings &s = settings();
+  const ModelFigures &m = modelFigures();
   if (bytes <= 0 || fragment <= 0)
     return 0;
   double n = std::ceil(static_cast<double>(bytes) / fragment);
   double f = static_cast<double>(std::min(bytes, fragment));
   // GB/s = 1e3 bytes per microsecond.
-  return n * s.ipcAlphaUs + bytes / (s.ipcLinkGBps * 1e3) +
-         2 * f / (s.ipcLocalGBps * 1e3);
+  return m.startUs + n * m.alphaUs + bytes / (m.linkGBps * 1e3) +
+         2 * f / (m.localGBps * 1e3);
 }
 
 int64_t ipcFragment(int64_t bytes) {
+  if (int64_t c = chosenFragment.load(std::memory_order_relaxed))
+    return std::max<int64_t>(1, std::min(c, bytes));
   const Settings &s = settings();
   if (s.fragmentSet)
     return s.fragment;
+  const ModelFigures &m = modelFigures();
   double best = std::sqrt(static_cast<double>(std::max<int64_t>(bytes, 1)) *
-                          s.ipcAlphaUs * s.ipcLocalGBps * 1e3 / 2);
+                          m.alphaUs * m.localGBps * 1e3 / 2);
   int64_t f = int64_t(256) << 10;
   while (f < (int64_t(64) << 20) && f * 2 <= best * 1.41)
     f *= 2;
@@ -50,3 +185,26 @@ int64_t ipcFragment(int64_t bytes) {
 }
 
 } // namespace ddtc::mpi
+
+extern "C" {
+
+/// For calibration and benchmarks: the fragment size of later IPC messages
+/// of this rank (0: the model's choice again).
+__attribute__((visibility("default"))) void
+ddtc_mpi_set_fragment(long long bytes) {
+  ddtc::mpi::chooseFragment(bytes);
+}
+
+/// The calibration file this process reads; the buffer gets the path
+/// (truncated to `size`), the return value is its length.
+__attribute__((visibility("default"))) int ddtc_mpi_model_path(char *buffer,
+                                                                int size) {
+  std::string p = ddtc::mpi::modelPath();
+  if (buffer && size > 0) {
+    std::strncpy(buffer, p.c_str(), static_cast<size_t>(size) - 1);
+    buffer[size - 1] = 0;
+  }
+  return static_cast<int>(p.size());
+}
+
+} // extern "C"

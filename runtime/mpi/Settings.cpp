@@ -47,22 +47,6 @@ Settings read() {
   s.eagerLimit = envBytes("DDTC_MPI_EAGER_LIMIT", s.eagerLimit, 0);
   s.fragment = envBytes("DDTC_MPI_FRAGMENT", s.fragment, 1);
   s.fragmentSet = std::getenv("DDTC_MPI_FRAGMENT") != nullptr;
-  auto envNumber = [](const char *name, double fallback) {
-    const char *v = std::getenv(name);
-    char *end = nullptr;
-    double x = v && *v ? std::strtod(v, &end) : 0;
-    if (!v || !*v)
-      return fallback;
-    if (*end || !(x > 0)) {
-      std::fprintf(stderr, "ddtc-mpi: %s=%s is not a positive number; using "
-                           "%g\n", name, v, fallback);
-      return fallback;
-    }
-    return x;
-  };
-  s.ipcAlphaUs = envNumber("DDTC_MPI_IPC_ALPHA_US", s.ipcAlphaUs);
-  s.ipcLinkGBps = envNumber("DDTC_MPI_IPC_LINK_GBPS", s.ipcLinkGBps);
-  s.ipcLocalGBps = envNumber("DDTC_MPI_IPC_LOCAL_GBPS", s.ipcLocalGBps);
   s.depth = static_cast<int>(envBytes("DDTC_MPI_DEPTH", s.depth, 1));
   s.maxCtas = static_cast<int>(envBytes("DDTC_MPI_CTAS", 0, 0));
   if (const char *p = std::getenv("DDTC_MPI_PROTOCOL"); p && *p) {

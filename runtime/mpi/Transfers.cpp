@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Operation.h"
+#include "Profile.h"
 
 #include "TypeObject.h"
 #include "ddtc/Core/Typemap.h"
@@ -53,6 +54,7 @@ int64_t fragLen(const Operation &op, int k) {
 bool testDone(Operation &op, MPI_Request &r) {
   if (r == MPI_REQUEST_NULL)
     return true;
+  CostScope cost(Cost::MpiTest);
   int flag = 0;
   int rc = PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) {
@@ -67,6 +69,7 @@ bool testDone(Operation &op, MPI_Request &r) {
 }
 
 void Outbox::post(int32_t value, int peer, int tag, MPI_Comm comm) {
+  CostScope cost(Cost::MpiPost);
   sends.emplace_back(value, MPI_REQUEST_NULL);
   auto &back = sends.back();
   PMPI_Isend(&back.first, 1, MPI_INT32_T, peer, tag, comm, &back.second);
