@@ -165,9 +165,12 @@ TEST(CUDAEmitter, StridedVariants) {
     const int64_t chunks = (2 * p.layout.size + bytes - 1) / bytes +
                            (c.pack == G ? 1 : 0);
     std::vector<ParamMember> members = describeParams(p);
-    for (size_t i = 0; i < members.size(); ++i)
-      if (members[i].name == "chunk_end")
+    for (size_t i = 0; i < members.size(); ++i) {
+      // Braces: EXPECT_EQ expands to an if/else of its own.
+      if (members[i].name == "chunk_end") {
         EXPECT_EQ(cfg.params[i], chunks) << c.type;
+      }
+    }
     EXPECT_EQ(cfg.grid, (chunks + cfg.block - 1) / cfg.block) << c.type;
   }
 }
