@@ -147,6 +147,7 @@ bool readInput(mlir::MLIRContext &context, std::vector<NamedType> &types) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return false;
+  ddt::DefinitionTrees trees;
   for (auto define : module->getOps<ddt::DefineOp>()) {
     if (!define.getYieldedType()) {
       define.emitError("ddtc reads definitions made of constructor ops; @")
@@ -156,7 +157,7 @@ bool readInput(mlir::MLIRContext &context, std::vector<NamedType> &types) {
     }
     std::string error;
     mlir::Operation *culprit = nullptr;
-    TypeRef t = ddt::buildTree(define.getYieldedType(), error, &culprit);
+    TypeRef t = trees.get(define, error, &culprit);
     if (!t) {
       (culprit ? culprit : define.getOperation())->emitError(error);
       return false;
@@ -187,20 +188,25 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
   mlir::Location loc = mlir::FileLineColLoc::get(&context, inputFile, 0, 0);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  for (const NamedType &nt : types)
-    ddt::buildDefine(builder, loc, nt.name, *nt.type);
+  // A type that an earlier binding names is referred to, not copied, so
+  // the IR grows with the spec, not with the depth of its bindings.
+  ddt::NamedTypes named;
+  for (const NamedType &nt : types) {
+    ddt::buildDefine(builder, loc, nt.name, *nt.type, named);
+    named.try_emplace(nt.type.get(), nt.name);
+  }
   if (failed(mlir::verify(*module)))
     return false;
   if (stopAfter != StopAfter::Constructors) {
     mlir::PassManager pm(&context);
-    mlir::OpPassManager &perType = pm.nest<ddt::DefineOp>();
-    perType.addPass(ddt::createNormalize());
-    if (stopAfter >= StopAfter::VectorDetection)
-      perType.addPass(ddt::createVectorDetection());
-    if (stopAfter >= StopAfter::AlignmentPrologues)
-      perType.addPass(ddt::createAlignmentPrologues());
-    if (stopAfter >= StopAfter::StairBalancing)
-      perType.addPass(ddt::createStairBalancing());
+    ddt::PlanningStop last =
+        stopAfter == StopAfter::Normalize ? ddt::PlanningStop::Normalize
+        : stopAfter == StopAfter::VectorDetection
+            ? ddt::PlanningStop::VectorDetection
+        : stopAfter == StopAfter::AlignmentPrologues
+            ? ddt::PlanningStop::AlignmentPrologues
+            : ddt::PlanningStop::StairBalancing;
+    ddt::buildPlanningPipeline(pm, last);
     if (failed(pm.run(*module)))
       return false;
   }

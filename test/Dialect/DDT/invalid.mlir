@@ -479,3 +479,24 @@ ddt.define @t {
   ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
   ddt.yield %0
 }
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.ref' op refers to @nope, which is not a ddt.define}}
+  %0 = ddt.ref @nope
+  ddt.yield %0
+}
+
+// -----
+
+ddt.define @normalized {
+  ddt.layout size 8, lb 0, extent 8 {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+ddt.define @t {
+  // expected-error @+1 {{'ddt.ref' op refers to @normalized, which is already normalized (a ddt.layout cannot be an old type)}}
+  %0 = ddt.ref @normalized
+  ddt.yield %0
+}

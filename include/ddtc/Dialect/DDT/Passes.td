@@ -5,16 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
-def Normalize : Pass<"ddt-normalize", "::ddtc::ddt::DefineOp"> {
+def Normalize : Pass<"ddt-normalize", "::mlir::ModuleOp"> {
   let summary = "Lower constructor ops to the canonical layout";
   let description = [{
-    Replaces the constructor ops of a definition by its canonical layout:
+    Replaces the constructor ops of every definition by its canonical layout:
     strided nests of run tables with explicit byte offsets and the size, lb
     and extent of one instance. Regular constructors (contiguous, vector,
     hvector, subarray, darray dimensions) become nest dimensions; irregular
     ones ((h)indexed, struct) become run tables. Resized and dup leave the
     runs alone. Empty blocks are dropped, touching runs merge, count-1
     dimensions vanish and dimensions that continue a run fold into it.
+
+    It runs on the module because a `ddt.ref` names another definition: the
+    tree of each definition is built once, references resolved to the trees
+    of earlier definitions, before any body is replaced.
 
     ```mlir
     // before

@@ -228,16 +228,41 @@ LogicalResult ddtc::ddt::verifyConstructorOp(Operation *op) {
   args.children.resize(op->getNumOperands());
   if (std::string rule = checkArguments(args); !rule.empty())
     return op->emitOpError(rule);
-  // The layout of the whole tree: overflow shows only with the old types.
+  // Only the op's own arguments: the layout, which can overflow only with
+  // the old types, is checked once per definition (DefineOp::verifyRegions).
+  return success();
+}
+
+LogicalResult DefineOp::verifyRegions() {
+  // One walk over the body builds the tree and reports an overflow on the op
+  // where it appears. References are resolved by the passes and ddtc, which
+  // see the whole module; what depends on one is left to them, and a value
+  // used before it is computed to the dominance check.
+  auto unresolved = [](RefOp, std::string &, Operation *&) -> TypeRef {
+    return nullptr;
+  };
+  if (!getYieldedType())
+    return success(); // normalized: the ddt.layout checks itself
   std::string error;
   Operation *culprit = nullptr;
-  if (!buildTree(op->getResult(0), error, &culprit) && culprit == op)
-    return op->emitOpError(error);
+  if (!buildTree(*this, unresolved, error, &culprit, Unresolved::Skip) &&
+      !error.empty())
+    return culprit->emitOpError(error);
+  return success();
+}
+
+LogicalResult RefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  std::string error;
+  if (!lookupReferencedDefine(*this, symbols, error))
+    return emitOpError(error);
   return success();
 }
 
 Value DefineOp::getYieldedType() {
-  if (auto yield = dyn_cast<YieldOp>(getBody().front().getTerminator()))
+  // Also called on IR being verified, whose body may be empty.
+  if (getBody().empty() || getBody().front().empty())
+    return Value();
+  if (auto yield = dyn_cast<YieldOp>(getBody().front().back()))
     return yield.getDatatype();
   return Value();
 }

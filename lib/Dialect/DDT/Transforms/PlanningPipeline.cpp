@@ -1,0 +1,46 @@
+//===- PlanningPipeline.cpp - The planning passes, in order -----------------===//
+
+#include "ddtc/Dialect/DDT/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace ddtc::ddt;
+
+void ddtc::ddt::buildPlanningPipeline(OpPassManager &pm, PlanningStop last) {
+  pm.addPass(createNormalize());
+  // The other passes look at one definition each, so they run in parallel.
+  OpPassManager &perType = pm.nest<DefineOp>();
+  if (last >= PlanningStop::VectorDetection)
+    perType.addPass(createVectorDetection());
+  if (last >= PlanningStop::AlignmentPrologues)
+    perType.addPass(createAlignmentPrologues());
+  if (last >= PlanningStop::StairBalancing)
+    perType.addPass(createStairBalancing());
+}
+
+namespace {
+struct PlanningPipelineOptions
+    : public PassPipelineOptions<PlanningPipelineOptions> {
+  Option<PlanningStop> stopAfter{
+      *this, "stop-after", llvm::cl::desc("The last pass to run"),
+      llvm::cl::init(PlanningStop::StairBalancing),
+      llvm::cl::values(
+          clEnumValN(PlanningStop::Normalize, "normalize", "ddt-normalize"),
+          clEnumValN(PlanningStop::VectorDetection, "vector-detection",
+                     "+ ddt-vector-detection"),
+          clEnumValN(PlanningStop::AlignmentPrologues, "alignment-prologues",
+                     "+ ddt-alignment-prologues"),
+          clEnumValN(PlanningStop::StairBalancing, "stair-balancing",
+                     "+ ddt-stair-balancing: the full kernel plan"))};
+};
+} // namespace
+
+void ddtc::ddt::registerPlanningPipeline() {
+  PassPipelineRegistration<PlanningPipelineOptions>(
+      "ddt-plan",
+      "The planning passes in order: the kernel plan of every definition",
+      [](OpPassManager &pm, const PlanningPipelineOptions &options) {
+        buildPlanningPipeline(pm, options.stopAfter);
+      });
+}
