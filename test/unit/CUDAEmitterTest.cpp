@@ -3,6 +3,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include <gtest/gtest.h>
@@ -291,3 +292,15 @@ TEST(NVRTC, NumberLines) {
 }
 
 } // namespace
+
+TEST(Explain, CountSectors) {
+  // Sectors are aligned 32-byte spans; each one counts once however many
+  // runs touch it, and offsets below 0 round down.
+  EXPECT_EQ(countSectors({}), 0);
+  EXPECT_EQ(countSectors({{0, 1}}), 1);
+  EXPECT_EQ(countSectors({{31, 2}}), 2);
+  EXPECT_EQ(countSectors({{64, 8}, {0, 8}, {4, 8}}), 2);
+  EXPECT_EQ(countSectors({{-1, 1}}), 1);
+  EXPECT_EQ(countSectors({{-33, 34}}), 3);
+  EXPECT_EQ(countSectors({{0, 100}, {40, 10}}), 4);
+}

@@ -15,14 +15,15 @@
 #include "ddtc/Dialect/DDT/DDTOps.h"
 #include "ddtc/Dialect/DDT/DDTTree.h"
 #include "ddtc/Dialect/DDT/Passes.h"
-#include "mlir/Pass/PassManager.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/HeaderEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -36,7 +37,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 using namespace llvm;
 using namespace ddtc;
@@ -239,115 +239,6 @@ bool isIdentifier(StringRef s) {
   });
 }
 
-/// Writes `text` with `indent` before every line.
-void printIndented(raw_ostream &os, StringRef text, StringRef indent) {
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n');
-  for (StringRef l : lines)
-    os << indent << l << "\n";
-}
-
-/// The number of distinct aligned 32-byte sectors that `runs` touch.
-int64_t countSectors(std::vector<Run> runs) {
-  const int64_t sector = 32;
-  auto floorDiv = [](int64_t a, int64_t b) {
-    return a / b - (a % b != 0 && a < 0);
-  };
-  std::vector<std::pair<int64_t, int64_t>> spans;
-  spans.reserve(runs.size());
-  for (const Run &r : runs)
-    spans.push_back({floorDiv(r.offset, sector),
-                     floorDiv(r.offset + r.length - 1, sector)});
-  std::sort(spans.begin(), spans.end());
-  int64_t count = 0, end = INT64_MIN; // sectors counted up to `end`
-  for (auto [a, b] : spans) {
-    if (b <= end)
-      continue;
-    count += b - std::max(a, end == INT64_MIN ? a : end + 1) + 1;
-    end = b;
-  }
-  return count;
-}
-
-std::string bytes(int64_t n) {
-  std::string s = std::to_string(n) + " B";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = -1;
-  while (v >= 1024 && u < 3) {
-    v /= 1024;
-    ++u;
-  }
-  if (u >= 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " (%.1f %s)", v, units[u]);
-    s += buf;
-  }
-  return s;
-}
-
-void emitExplain(const NamedType &nt, const KernelPlan &plan,
-                 raw_ostream &os) {
-  const CanonicalLayout &l = plan.layout;
-  const bool units = plan.family == KernelFamily::Units;
-  os << "type " << nt.name << ": " << printSpecExpr(*nt.type) << "\n";
-  os << "canonical layout:\n";
-  printIndented(os, describeLayout(l), "  ");
-  os << "passes:\n";
-  for (const std::string &note : plan.notes)
-    printIndented(os, note, "  ");
-  os << "kernel: " << (units ? "units" : "strided") << " family, width "
-     << plan.width << " bytes (buffers aligned to " << plan.width
-     << "; less-aligned buffers take the byte path)\n";
-  if (units) {
-    int64_t wide = 0;
-    for (const WorkUnit &u : plan.units)
-      wide += u.wide;
-    os << "  threads: one warp (32 threads) per work unit, "
-       << plan.threadsPerBlock << " per block\n"
-       << "  work units: " << plan.units.size() << " per instance ("
-       << wide << " wide), at most " << plan.unitBytes << " bytes each\n";
-  } else {
-    auto variant = [&](bool pack) {
-      return stridedVariant(plan, pack) == StridedVariant::Wide
-                 ? "wide (one width-byte access per chunk)"
-                 : "gather (16-byte chunks aligned in the packed buffer)";
-    };
-    os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
-       << "\n"
-       << "  threads: one per " << stridedLaunchChunkBytes(plan)
-       << "-byte chunk of the packed stream, " << plan.threadsPerBlock
-       << " per block\n"
-       << "  byte path: "
-       << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
-                                "unaligned)"
-                              : "only at the edges of a partial range")
-       << "\n";
-  }
-  os << "  shape: " << kernelShapeKey(plan)
-     << " (layouts of one shape share one compiled kernel)\n";
-  const int64_t count = instanceCount;
-  const int64_t packed = packedSize(*nt.type, count);
-  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
-  os << "launch for " << count << " instance(s), whole range: grid "
-     << cfg.grid << " x " << cfg.block << " threads\n";
-  const int64_t sectors = countSectors(flatten(*nt.type, count));
-  const int64_t packedSectors = (packed + 31) / 32;
-  os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
-     << "sectors, buffers 32-byte aligned):\n"
-     << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
-     << " sectors), writes " << bytes(packed) << "\n"
-     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
-     << packedSectors << " sectors), writes " << bytes(packed) << "\n";
-  if (sectors > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%",
-                  100.0 * static_cast<double>(packed) /
-                      static_cast<double>(sectors * 32));
-    os << "  useful share of the sectors the pack reads: " << buf << "\n";
-  }
-}
-
 /// The NVRTC compile of the kernels `k` of `nt`, as --emit=ptx and
 /// --emit=cubin do it. Prints the error and returns false when it fails.
 bool compileKernels(const NamedType &nt, const EmittedKernels &k,
@@ -428,7 +319,7 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
 bool emitKernels(const NamedType &nt, raw_ostream &os) {
   KernelPlan plan = planKernel(*nt.type);
   if (emitKind == EmitKind::Explain) {
-    emitExplain(nt, plan, os);
+    os << explainKernels(nt.name, *nt.type, plan, instanceCount);
     return true;
   }
   EmittedKernels k = emitCUDA(plan, kernelPrefix(nt));
