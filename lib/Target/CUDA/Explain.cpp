@@ -77,7 +77,7 @@ std::string explainKernels(const std::string &name, const Datatype &type,
   os << "passes:\n";
   for (const std::string &note : plan.notes)
     printIndented(os, note, "  ");
-  os << "kernel: " << (units ? "units" : "strided") << " family, width "
+  os << "kernel: " << getKernelFamilyName(plan.family) << " family, width "
      << plan.width << " bytes (buffers aligned to " << plan.width
      << "; less-aligned buffers take the byte path)\n";
   if (units) {

@@ -171,10 +171,10 @@ def DDT_SubarrayOp : DDT_ConstructorOp<"subarray"> {
     `order` is `C` (last dimension fastest) or `Fortran` (first fastest).
   }];
   let arguments = (ins DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$subsizes,
-                       DenseI64ArrayAttr:$starts, BoolAttr:$fortran,
+                       DenseI64ArrayAttr:$starts, DDT_OrderAttr:$order,
                        DDT_DatatypeType:$oldtype);
   let assemblyFormat = [{
-    $sizes `,` $subsizes `,` $starts `,` custom<ArrayOrder>($fortran) `,`
+    $sizes `,` $subsizes `,` $starts `,` custom<ArrayOrder>($order) `,`
     $oldtype attr-dict
   }];
 }
@@ -188,12 +188,13 @@ def DDT_DarrayOp : DDT_ConstructorOp<"darray"> {
     (row-major, as MPI defines it) and the array order (`C` or `Fortran`).
   }];
   let arguments = (ins I64Attr:$size, I64Attr:$rank, DenseI64ArrayAttr:$gsizes,
-                       DenseI32ArrayAttr:$distribs, DenseI64ArrayAttr:$dargs,
-                       DenseI64ArrayAttr:$psizes, BoolAttr:$fortran,
+                       DDT_DistributionArrayAttr:$distribs,
+                       DenseI64ArrayAttr:$dargs, DenseI64ArrayAttr:$psizes,
+                       DDT_OrderAttr:$order,
                        DDT_DatatypeType:$oldtype);
   let assemblyFormat = [{
     $size `,` $rank `,` $gsizes `,` custom<Distributions>($distribs) `,`
-    custom<Dargs>($dargs) `,` $psizes `,` custom<ArrayOrder>($fortran) `,`
+    custom<Dargs>($dargs) `,` $psizes `,` custom<ArrayOrder>($order) `,`
     $oldtype attr-dict
   }];
 }
@@ -226,7 +227,8 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
 
     - `width` (alignment prologues): bytes per access, 1 to 16;
     - `needs_byte_path`: some chunks straddle runs or start unaligned;
-    - `family` (stair balancing): `"strided"` or `"units"`;
+    - `family` (stair balancing): `#ddt.family<strided>` or
+      `#ddt.family<units>`;
     - `unit_bytes` and `units`: the work units of one instance, as
       quadruples (packed position, source offset, length, wide).
 
@@ -241,7 +243,7 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
   let arguments = (ins I64Attr:$size, I64Attr:$lb, I64Attr:$extent,
                        OptionalAttr<I64Attr>:$width,
                        OptionalAttr<BoolAttr>:$needs_byte_path,
-                       OptionalAttr<StrAttr>:$family,
+                       OptionalAttr<DDT_KernelFamilyAttr>:$family,
                        OptionalAttr<I64Attr>:$unit_bytes,
                        OptionalAttr<DenseI64ArrayAttr>:$units);
   let regions = (region SizedRegion<1>:$body);

@@ -38,52 +38,41 @@ static void printPrimitiveName(OpAsmPrinter &p, Operation *, StringAttr name) {
   p << name.getValue();
 }
 
-static ParseResult parseArrayOrder(OpAsmParser &parser, BoolAttr &fortran) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef word;
-  if (parser.parseKeyword(&word))
+static ParseResult parseArrayOrder(OpAsmParser &parser, OrderAttr &order) {
+  FailureOr<Order> value =
+      parseEnumKeyword(parser, kOrders, getOrderName, "array order");
+  if (failed(value))
     return failure();
-  if (word != "C" && word != "Fortran")
-    return parser.emitError(loc, "expected array order 'C' or 'Fortran'");
-  fortran = parser.getBuilder().getBoolAttr(word == "Fortran");
+  order = OrderAttr::get(parser.getContext(), *value);
   return success();
 }
 
-static void printArrayOrder(OpAsmPrinter &p, Operation *, BoolAttr fortran) {
-  p << (fortran.getValue() ? "Fortran" : "C");
+static void printArrayOrder(OpAsmPrinter &p, Operation *, OrderAttr order) {
+  p << getOrderName(order.getValue());
 }
 
 static ParseResult parseDistributions(OpAsmParser &parser,
-                                      DenseI32ArrayAttr &distribs) {
-  SmallVector<int32_t> values;
+                                      ArrayAttr &distribs) {
+  SmallVector<Attribute> values;
   auto parseOne = [&]() -> ParseResult {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef word;
-    if (parser.parseKeyword(&word))
+    FailureOr<Distribution> d = parseEnumKeyword(
+        parser, kDistributions, getDistributionName, "distribution");
+    if (failed(d))
       return failure();
-    for (Distribution d :
-         {Distribution::Block, Distribution::Cyclic, Distribution::None})
-      if (word == getDistributionName(d)) {
-        values.push_back(static_cast<int32_t>(d));
-        return success();
-      }
-    return parser.emitError(loc,
-                            "expected distribution 'block', 'cyclic' or 'none'");
+    values.push_back(DistributionAttr::get(parser.getContext(), *d));
+    return success();
   };
   if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseOne))
     return failure();
-  distribs = parser.getBuilder().getDenseI32ArrayAttr(values);
+  distribs = parser.getBuilder().getArrayAttr(values);
   return success();
 }
 
 static void printDistributions(OpAsmPrinter &p, Operation *,
-                               DenseI32ArrayAttr distribs) {
+                               ArrayAttr distribs) {
   p << '[';
-  llvm::interleaveComma(distribs.asArrayRef(), p, [&](int32_t d) {
-    if (d >= 0 && d <= 2)
-      p << getDistributionName(static_cast<Distribution>(d));
-    else
-      p << d; // invalid; the verifier says so
+  llvm::interleaveComma(distribs, p, [&](Attribute d) {
+    p << getDistributionName(cast<DistributionAttr>(d).getValue());
   });
   p << ']';
 }
@@ -186,7 +175,7 @@ void SubarrayOp::getTypeArgs(TypeArgs &args) {
   args.sizes = toVector(getSizes());
   args.subsizes = toVector(getSubsizes());
   args.starts = toVector(getStarts());
-  args.order = getFortran() ? Order::Fortran : Order::C;
+  args.order = getOrder();
 }
 
 void DarrayOp::getTypeArgs(TypeArgs &args) {
@@ -194,11 +183,11 @@ void DarrayOp::getTypeArgs(TypeArgs &args) {
   args.commSize = getSize();
   args.rank = getRank();
   args.sizes = toVector(getGsizes());
-  for (int32_t d : getDistribs())
-    args.distribs.push_back(static_cast<Distribution>(d));
+  for (Attribute d : getDistribs())
+    args.distribs.push_back(cast<DistributionAttr>(d).getValue());
   args.dargs = toVector(getDargs());
   args.psizes = toVector(getPsizes());
-  args.order = getFortran() ? Order::Fortran : Order::C;
+  args.order = getOrder();
 }
 
 void ResizedOp::getTypeArgs(TypeArgs &args) {
@@ -218,11 +207,6 @@ LogicalResult ddtc::ddt::verifyConstructorOp(Operation *op) {
     if (!lookupPrimitive(prim.getName()))
       return op->emitOpError("unknown MPI primitive type '")
              << prim.getName() << "'";
-  if (auto darray = dyn_cast<DarrayOp>(op))
-    for (int32_t d : darray.getDistribs())
-      if (d < 0 || d > 2)
-        return op->emitOpError("distribution code ")
-               << d << " is not block (0), cyclic (1) or none (2)";
   TypeArgs args;
   cast<ConstructorOpInterface>(op).getTypeArgs(args);
   args.children.resize(op->getNumOperands());
@@ -319,10 +303,6 @@ LogicalResult LayoutOp::verify() {
     if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
       return emitOpError("width must be 1, 2, 4, 8 or 16, got ") << w;
   }
-  if (auto family = getFamily())
-    if (*family != "strided" && *family != "units")
-      return emitOpError("family must be \"strided\" or \"units\", got \"")
-             << *family << "\"";
   if (auto units = getUnits())
     if (units->size() % 4 != 0)
       return emitOpError("units must hold quadruples (packed, source, "

@@ -59,16 +59,16 @@ Value createOp(OpBuilder &b, Location loc, const Datatype &t,
   case Kind::Subarray:
     result = SubarrayOp::create(b, loc, dt, list(a.sizes), list(a.subsizes),
                                 list(a.starts),
-                                b.getBoolAttr(a.order == Order::Fortran), old);
+                                OrderAttr::get(b.getContext(), a.order), old);
     break;
   case Kind::Darray: {
-    SmallVector<int32_t> distribs;
+    SmallVector<Attribute> distribs;
     for (Distribution d : a.distribs)
-      distribs.push_back(static_cast<int32_t>(d));
+      distribs.push_back(DistributionAttr::get(b.getContext(), d));
     result = DarrayOp::create(b, loc, dt, i64(a.commSize), i64(a.rank),
-                              list(a.sizes), b.getDenseI32ArrayAttr(distribs),
+                              list(a.sizes), b.getArrayAttr(distribs),
                               list(a.dargs), list(a.psizes),
-                              b.getBoolAttr(a.order == Order::Fortran), old);
+                              OrderAttr::get(b.getContext(), a.order), old);
     break;
   }
   case Kind::Resized:
