@@ -72,7 +72,10 @@ static void printDistributions(OpAsmPrinter &p, Operation *,
                                ArrayAttr distribs) {
   p << '[';
   llvm::interleaveComma(distribs, p, [&](Attribute d) {
-    p << getDistributionName(cast<DistributionAttr>(d).getValue());
+    if (auto distribution = dyn_cast<DistributionAttr>(d))
+      p << getDistributionName(distribution.getValue());
+    else
+      p.printAttribute(d); // invalid; the verifier says so
   });
   p << ']';
 }
@@ -183,8 +186,10 @@ void DarrayOp::getTypeArgs(TypeArgs &args) {
   args.commSize = getSize();
   args.rank = getRank();
   args.sizes = toVector(getGsizes());
+  // Called by the verifier, after the attribute constraints held.
   for (Attribute d : getDistribs())
-    args.distribs.push_back(cast<DistributionAttr>(d).getValue());
+    if (auto distribution = dyn_cast<DistributionAttr>(d))
+      args.distribs.push_back(distribution.getValue());
   args.dargs = toVector(getDargs());
   args.psizes = toVector(getPsizes());
   args.order = getOrder();

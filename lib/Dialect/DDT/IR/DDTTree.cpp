@@ -129,8 +129,7 @@ TypeRef ddtc::ddt::buildTree(DefineOp define, RefResolver resolve,
       else if (!why.empty())
         return fail(at, why);
       else if (unresolved == Unresolved::Fail)
-        return fail(&op, "the reference to " +
-                             ref.getNameAttr().getValue().str() +
+        return fail(&op, "the reference to @" + ref.getName().str() +
                              " is not resolved");
       continue;
     }
