@@ -77,29 +77,12 @@ cl::opt<EmitKind> emitKind(
                           "family, width, threads and memory traffic for "
                           "--count instances")),
     cl::cat(category));
-enum class StopAfter {
-  Constructors,
-  Normalize,
-  VectorDetection,
-  AlignmentPrologues,
-  StairBalancing
-};
-cl::opt<StopAfter> stopAfter(
+// Its values, the stops of the planning pipeline, are added in main.
+cl::opt<ddt::PlanningStop> stopAfter(
     "stop-after",
     cl::desc("With --emit=mlir: the last pass to run before printing "
              "(default: none, the constructor ops)"),
-    cl::init(StopAfter::Constructors),
-    cl::values(
-        clEnumValN(StopAfter::Constructors, "none", "print the constructor ops"),
-        clEnumValN(StopAfter::Normalize, "normalize",
-                   "the canonical layout (ddt-normalize)"),
-        clEnumValN(StopAfter::VectorDetection, "vector-detection",
-                   "+ ddt-vector-detection"),
-        clEnumValN(StopAfter::AlignmentPrologues, "alignment-prologues",
-                   "+ ddt-alignment-prologues (access width)"),
-        clEnumValN(StopAfter::StairBalancing, "stair-balancing",
-                   "+ ddt-stair-balancing: the full kernel plan")),
-    cl::cat(category));
+    cl::init(ddt::PlanningStop::Constructors), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(category));
@@ -197,19 +180,10 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
   }
   if (failed(mlir::verify(*module)))
     return false;
-  if (stopAfter != StopAfter::Constructors) {
-    mlir::PassManager pm(&context);
-    ddt::PlanningStop last =
-        stopAfter == StopAfter::Normalize ? ddt::PlanningStop::Normalize
-        : stopAfter == StopAfter::VectorDetection
-            ? ddt::PlanningStop::VectorDetection
-        : stopAfter == StopAfter::AlignmentPrologues
-            ? ddt::PlanningStop::AlignmentPrologues
-            : ddt::PlanningStop::StairBalancing;
-    ddt::buildPlanningPipeline(pm, last);
-    if (failed(pm.run(*module)))
-      return false;
-  }
+  mlir::PassManager pm(&context);
+  ddt::buildPlanningPipeline(pm, stopAfter);
+  if (failed(pm.run(*module)))
+    return false;
   module->print(os);
   return true;
 }
@@ -341,6 +315,8 @@ bool emitKernels(const NamedType &nt, raw_ostream &os) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  for (const ddt::PlanningStopInfo &s : ddt::getPlanningStops())
+    stopAfter.getParser().addLiteralOption(s.name, s.stop, s.description);
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "ddtc " << DDTC_VERSION << "\n";
     // The line tests look for to know whether ptx and cubin work here.

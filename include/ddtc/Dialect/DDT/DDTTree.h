@@ -69,7 +69,8 @@ using NamedTypes = llvm::DenseMap<const Datatype *, std::string>;
 /// returns the final value; subtrees shared in `type` share one value and a
 /// subtree listed in `named` is a ddt.ref.
 mlir::Value buildOps(mlir::OpBuilder &builder, mlir::Location loc,
-                     const Datatype &type, const NamedTypes &named = NamedTypes());
+                     const Datatype &type,
+                     const NamedTypes &named = NamedTypes());
 
 /// Creates `ddt.define @name { ... }` for `type`, referring to the
 /// definitions in `named` where `type` uses them.

@@ -19,11 +19,24 @@ namespace ddtc::ddt {
 
 /// The last pass the planning pipeline runs.
 enum class PlanningStop {
+  Constructors, ///< none: the constructor ops
   Normalize,
   VectorDetection,
   AlignmentPrologues,
   StairBalancing
 };
+
+/// A stop of the planning pipeline as an option value: named after its last
+/// pass's flag without "ddt-" ("none" for no pass).
+struct PlanningStopInfo {
+  PlanningStop stop;
+  const char *name;
+  const char *description;
+};
+
+/// Every stop, in pipeline order: the values of ddtc --stop-after and of
+/// ddt-opt --ddt-plan=stop-after.
+llvm::ArrayRef<PlanningStopInfo> getPlanningStops();
 
 /// Adds the planning passes, in order, up to and including `last`, to `pm`,
 /// a pass manager on a module. The one definition of the pipeline: ddtc

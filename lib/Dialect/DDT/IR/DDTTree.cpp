@@ -140,8 +140,8 @@ TypeRef ddtc::ddt::buildTree(DefineOp define, RefResolver resolve,
     ctor.getTypeArgs(args);
     if (auto prim = dyn_cast<PrimitiveOp>(op))
       if (!lookupPrimitive(prim.getName()))
-        return fail(&op, "unknown MPI primitive type '" +
-                             prim.getName().str() + "'");
+        return fail(&op, "unknown MPI primitive type '" + prim.getName().str() +
+                             "'");
     bool complete = true;
     for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
       if (auto it = built.find(operand); it != built.end()) {
@@ -222,9 +222,9 @@ Value ddtc::ddt::buildOps(OpBuilder &builder, Location loc,
     if (done.count(t))
       continue;
     if (auto it = named.find(t); it != named.end()) {
-      done[t] = RefOp::create(builder, loc, DatatypeType::get(builder.getContext()),
-                              FlatSymbolRefAttr::get(builder.getContext(),
-                                                     it->second));
+      done[t] = RefOp::create(
+          builder, loc, DatatypeType::get(builder.getContext()),
+          FlatSymbolRefAttr::get(builder.getContext(), it->second));
       continue;
     }
     if (!childrenDone) {

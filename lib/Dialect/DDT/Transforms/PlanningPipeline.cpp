@@ -7,7 +7,24 @@
 using namespace mlir;
 using namespace ddtc::ddt;
 
+llvm::ArrayRef<PlanningStopInfo> ddtc::ddt::getPlanningStops() {
+  static const PlanningStopInfo stops[] = {
+      {PlanningStop::Constructors, "none", "no pass: the constructor ops"},
+      {PlanningStop::Normalize, "normalize",
+       "the canonical layout (ddt-normalize)"},
+      {PlanningStop::VectorDetection, "vector-detection",
+       "+ ddt-vector-detection"},
+      {PlanningStop::AlignmentPrologues, "alignment-prologues",
+       "+ ddt-alignment-prologues (access width)"},
+      {PlanningStop::StairBalancing, "stair-balancing",
+       "+ ddt-stair-balancing: the full kernel plan"},
+  };
+  return stops;
+}
+
 void ddtc::ddt::buildPlanningPipeline(OpPassManager &pm, PlanningStop last) {
+  if (last == PlanningStop::Constructors)
+    return;
   pm.addPass(createNormalize());
   // The other passes look at one definition each, so they run in parallel.
   OpPassManager &perType = pm.nest<DefineOp>();
@@ -22,17 +39,13 @@ void ddtc::ddt::buildPlanningPipeline(OpPassManager &pm, PlanningStop last) {
 namespace {
 struct PlanningPipelineOptions
     : public PassPipelineOptions<PlanningPipelineOptions> {
-  Option<PlanningStop> stopAfter{
-      *this, "stop-after", llvm::cl::desc("The last pass to run"),
-      llvm::cl::init(PlanningStop::StairBalancing),
-      llvm::cl::values(
-          clEnumValN(PlanningStop::Normalize, "normalize", "ddt-normalize"),
-          clEnumValN(PlanningStop::VectorDetection, "vector-detection",
-                     "+ ddt-vector-detection"),
-          clEnumValN(PlanningStop::AlignmentPrologues, "alignment-prologues",
-                     "+ ddt-alignment-prologues"),
-          clEnumValN(PlanningStop::StairBalancing, "stair-balancing",
-                     "+ ddt-stair-balancing: the full kernel plan"))};
+  Option<PlanningStop> stopAfter{*this, "stop-after",
+                                 llvm::cl::desc("The last pass to run"),
+                                 llvm::cl::init(PlanningStop::StairBalancing)};
+  PlanningPipelineOptions() {
+    for (const PlanningStopInfo &s : getPlanningStops())
+      stopAfter.getParser().addLiteralOption(s.name, s.stop, s.description);
+  }
 };
 } // namespace
 
