@@ -71,6 +71,7 @@ TEST(PlanningPipeline, MatchesPlanKernel) {
   ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
 
   size_t i = 0;
+  int families[2] = {0, 0};
   for (auto define : module->getOps<ddt::DefineOp>()) {
     ASSERT_LT(i, types.size());
     const auto &[name, type] = types[i++];
@@ -81,9 +82,14 @@ TEST(PlanningPipeline, MatchesPlanKernel) {
     ddt::PlanStage stage;
     KernelPlan fromPasses = ddt::readPlan(layout, stage);
     EXPECT_EQ(stage, ddt::PlanStage::Balanced) << name;
-    expectSamePlan(fromPasses, planKernel(*type), name);
+    KernelPlan core = planKernel(*type);
+    expectSamePlan(fromPasses, core, name);
+    ++families[core.family == KernelFamily::Strided ? 0 : 1];
   }
   EXPECT_EQ(i, types.size());
+  // The cases reach both kernel families.
+  EXPECT_GT(families[0], 0);
+  EXPECT_GT(families[1], 0);
 }
 
 } // namespace
