@@ -172,6 +172,10 @@ const char *getDistributionName(Distribution d) {
   return "?";
 }
 
+const char *getOrderName(Order o) {
+  return o == Order::Fortran ? "Fortran" : "C";
+}
+
 std::string checkArguments(const TypeArgs &a) {
   switch (a.kind) {
   case Kind::Primitive:

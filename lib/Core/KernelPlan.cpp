@@ -172,4 +172,8 @@ KernelPlan planKernel(const Datatype &type) {
   return plan;
 }
 
+const char *getKernelFamilyName(KernelFamily family) {
+  return family == KernelFamily::Strided ? "strided" : "units";
+}
+
 } // namespace ddtc

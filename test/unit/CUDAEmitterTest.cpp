@@ -3,6 +3,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include <gtest/gtest.h>
@@ -165,9 +166,12 @@ TEST(CUDAEmitter, StridedVariants) {
     const int64_t chunks = (2 * p.layout.size + bytes - 1) / bytes +
                            (c.pack == G ? 1 : 0);
     std::vector<ParamMember> members = describeParams(p);
-    for (size_t i = 0; i < members.size(); ++i)
-      if (members[i].name == "chunk_end")
+    for (size_t i = 0; i < members.size(); ++i) {
+      // Braces: EXPECT_EQ expands to an if/else of its own.
+      if (members[i].name == "chunk_end") {
         EXPECT_EQ(cfg.params[i], chunks) << c.type;
+      }
+    }
     EXPECT_EQ(cfg.grid, (chunks + cfg.block - 1) / cfg.block) << c.type;
   }
 }
@@ -288,3 +292,15 @@ TEST(NVRTC, NumberLines) {
 }
 
 } // namespace
+
+TEST(Explain, CountSectors) {
+  // Sectors are aligned 32-byte spans; each one counts once however many
+  // runs touch it, and offsets below 0 round down.
+  EXPECT_EQ(countSectors({}), 0);
+  EXPECT_EQ(countSectors({{0, 1}}), 1);
+  EXPECT_EQ(countSectors({{31, 2}}), 2);
+  EXPECT_EQ(countSectors({{64, 8}, {0, 8}, {4, 8}}), 2);
+  EXPECT_EQ(countSectors({{-1, 1}}), 1);
+  EXPECT_EQ(countSectors({{-33, 34}}), 3);
+  EXPECT_EQ(countSectors({{0, 100}, {40, 10}}), 4);
+}

@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   ddtc::ddt::registerDDTPasses();
+  ddtc::ddt::registerPlanningPipeline();
   mlir::DialectRegistry registry;
   registry.insert<ddtc::ddt::DDTDialect>();
   return mlir::asMainReturnCode(

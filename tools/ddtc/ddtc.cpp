@@ -15,14 +15,15 @@
 #include "ddtc/Dialect/DDT/DDTOps.h"
 #include "ddtc/Dialect/DDT/DDTTree.h"
 #include "ddtc/Dialect/DDT/Passes.h"
-#include "mlir/Pass/PassManager.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/HeaderEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -36,7 +37,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 using namespace llvm;
 using namespace ddtc;
@@ -77,29 +77,12 @@ cl::opt<EmitKind> emitKind(
                           "family, width, threads and memory traffic for "
                           "--count instances")),
     cl::cat(category));
-enum class StopAfter {
-  Constructors,
-  Normalize,
-  VectorDetection,
-  AlignmentPrologues,
-  StairBalancing
-};
-cl::opt<StopAfter> stopAfter(
+// Its values, the stops of the planning pipeline, are added in main.
+cl::opt<ddt::PlanningStop> stopAfter(
     "stop-after",
     cl::desc("With --emit=mlir: the last pass to run before printing "
              "(default: none, the constructor ops)"),
-    cl::init(StopAfter::Constructors),
-    cl::values(
-        clEnumValN(StopAfter::Constructors, "none", "print the constructor ops"),
-        clEnumValN(StopAfter::Normalize, "normalize",
-                   "the canonical layout (ddt-normalize)"),
-        clEnumValN(StopAfter::VectorDetection, "vector-detection",
-                   "+ ddt-vector-detection"),
-        clEnumValN(StopAfter::AlignmentPrologues, "alignment-prologues",
-                   "+ ddt-alignment-prologues (access width)"),
-        clEnumValN(StopAfter::StairBalancing, "stair-balancing",
-                   "+ ddt-stair-balancing: the full kernel plan")),
-    cl::cat(category));
+    cl::init(ddt::PlanningStop::Constructors), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(category));
@@ -147,6 +130,7 @@ bool readInput(mlir::MLIRContext &context, std::vector<NamedType> &types) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return false;
+  ddt::DefinitionTrees trees;
   for (auto define : module->getOps<ddt::DefineOp>()) {
     if (!define.getYieldedType()) {
       define.emitError("ddtc reads definitions made of constructor ops; @")
@@ -156,7 +140,7 @@ bool readInput(mlir::MLIRContext &context, std::vector<NamedType> &types) {
     }
     std::string error;
     mlir::Operation *culprit = nullptr;
-    TypeRef t = ddt::buildTree(define.getYieldedType(), error, &culprit);
+    TypeRef t = trees.get(define, error, &culprit);
     if (!t) {
       (culprit ? culprit : define.getOperation())->emitError(error);
       return false;
@@ -187,23 +171,19 @@ bool emitMLIR(mlir::MLIRContext &context, const std::vector<NamedType> &types,
   mlir::Location loc = mlir::FileLineColLoc::get(&context, inputFile, 0, 0);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  for (const NamedType &nt : types)
-    ddt::buildDefine(builder, loc, nt.name, *nt.type);
+  // A type that an earlier binding names is referred to, not copied, so
+  // the IR grows with the spec, not with the depth of its bindings.
+  ddt::NamedTypes named;
+  for (const NamedType &nt : types) {
+    ddt::buildDefine(builder, loc, nt.name, *nt.type, named);
+    named.try_emplace(nt.type.get(), nt.name);
+  }
   if (failed(mlir::verify(*module)))
     return false;
-  if (stopAfter != StopAfter::Constructors) {
-    mlir::PassManager pm(&context);
-    mlir::OpPassManager &perType = pm.nest<ddt::DefineOp>();
-    perType.addPass(ddt::createNormalize());
-    if (stopAfter >= StopAfter::VectorDetection)
-      perType.addPass(ddt::createVectorDetection());
-    if (stopAfter >= StopAfter::AlignmentPrologues)
-      perType.addPass(ddt::createAlignmentPrologues());
-    if (stopAfter >= StopAfter::StairBalancing)
-      perType.addPass(ddt::createStairBalancing());
-    if (failed(pm.run(*module)))
-      return false;
-  }
+  mlir::PassManager pm(&context);
+  ddt::buildPlanningPipeline(pm, stopAfter);
+  if (failed(pm.run(*module)))
+    return false;
   module->print(os);
   return true;
 }
@@ -231,115 +211,6 @@ bool isIdentifier(StringRef s) {
   return llvm::all_of(s, [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-/// Writes `text` with `indent` before every line.
-void printIndented(raw_ostream &os, StringRef text, StringRef indent) {
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n');
-  for (StringRef l : lines)
-    os << indent << l << "\n";
-}
-
-/// The number of distinct aligned 32-byte sectors that `runs` touch.
-int64_t countSectors(std::vector<Run> runs) {
-  const int64_t sector = 32;
-  auto floorDiv = [](int64_t a, int64_t b) {
-    return a / b - (a % b != 0 && a < 0);
-  };
-  std::vector<std::pair<int64_t, int64_t>> spans;
-  spans.reserve(runs.size());
-  for (const Run &r : runs)
-    spans.push_back({floorDiv(r.offset, sector),
-                     floorDiv(r.offset + r.length - 1, sector)});
-  std::sort(spans.begin(), spans.end());
-  int64_t count = 0, end = INT64_MIN; // sectors counted up to `end`
-  for (auto [a, b] : spans) {
-    if (b <= end)
-      continue;
-    count += b - std::max(a, end == INT64_MIN ? a : end + 1) + 1;
-    end = b;
-  }
-  return count;
-}
-
-std::string bytes(int64_t n) {
-  std::string s = std::to_string(n) + " B";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = -1;
-  while (v >= 1024 && u < 3) {
-    v /= 1024;
-    ++u;
-  }
-  if (u >= 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " (%.1f %s)", v, units[u]);
-    s += buf;
-  }
-  return s;
-}
-
-void emitExplain(const NamedType &nt, const KernelPlan &plan,
-                 raw_ostream &os) {
-  const CanonicalLayout &l = plan.layout;
-  const bool units = plan.family == KernelFamily::Units;
-  os << "type " << nt.name << ": " << printSpecExpr(*nt.type) << "\n";
-  os << "canonical layout:\n";
-  printIndented(os, describeLayout(l), "  ");
-  os << "passes:\n";
-  for (const std::string &note : plan.notes)
-    printIndented(os, note, "  ");
-  os << "kernel: " << (units ? "units" : "strided") << " family, width "
-     << plan.width << " bytes (buffers aligned to " << plan.width
-     << "; less-aligned buffers take the byte path)\n";
-  if (units) {
-    int64_t wide = 0;
-    for (const WorkUnit &u : plan.units)
-      wide += u.wide;
-    os << "  threads: one warp (32 threads) per work unit, "
-       << plan.threadsPerBlock << " per block\n"
-       << "  work units: " << plan.units.size() << " per instance ("
-       << wide << " wide), at most " << plan.unitBytes << " bytes each\n";
-  } else {
-    auto variant = [&](bool pack) {
-      return stridedVariant(plan, pack) == StridedVariant::Wide
-                 ? "wide (one width-byte access per chunk)"
-                 : "gather (16-byte chunks aligned in the packed buffer)";
-    };
-    os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
-       << "\n"
-       << "  threads: one per " << stridedLaunchChunkBytes(plan)
-       << "-byte chunk of the packed stream, " << plan.threadsPerBlock
-       << " per block\n"
-       << "  byte path: "
-       << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
-                                "unaligned)"
-                              : "only at the edges of a partial range")
-       << "\n";
-  }
-  os << "  shape: " << kernelShapeKey(plan)
-     << " (layouts of one shape share one compiled kernel)\n";
-  const int64_t count = instanceCount;
-  const int64_t packed = packedSize(*nt.type, count);
-  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
-  os << "launch for " << count << " instance(s), whole range: grid "
-     << cfg.grid << " x " << cfg.block << " threads\n";
-  const int64_t sectors = countSectors(flatten(*nt.type, count));
-  const int64_t packedSectors = (packed + 31) / 32;
-  os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
-     << "sectors, buffers 32-byte aligned):\n"
-     << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
-     << " sectors), writes " << bytes(packed) << "\n"
-     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
-     << packedSectors << " sectors), writes " << bytes(packed) << "\n";
-  if (sectors > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%",
-                  100.0 * static_cast<double>(packed) /
-                      static_cast<double>(sectors * 32));
-    os << "  useful share of the sectors the pack reads: " << buf << "\n";
-  }
 }
 
 /// The NVRTC compile of the kernels `k` of `nt`, as --emit=ptx and
@@ -422,7 +293,7 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
 bool emitKernels(const NamedType &nt, raw_ostream &os) {
   KernelPlan plan = planKernel(*nt.type);
   if (emitKind == EmitKind::Explain) {
-    emitExplain(nt, plan, os);
+    os << explainKernels(nt.name, *nt.type, plan, instanceCount);
     return true;
   }
   EmittedKernels k = emitCUDA(plan, kernelPrefix(nt));
@@ -444,6 +315,8 @@ bool emitKernels(const NamedType &nt, raw_ostream &os) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  for (const ddt::PlanningStopInfo &s : ddt::getPlanningStops())
+    stopAfter.getParser().addLiteralOption(s.name, s.stop, s.description);
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "ddtc " << DDTC_VERSION << "\n";
     // The line tests look for to know whether ptx and cubin work here.

@@ -36,6 +36,9 @@ enum class KernelFamily : uint8_t {
   Units,
 };
 
+/// The name of a kernel family in the IR and in messages: "strided", "units".
+const char *getKernelFamilyName(KernelFamily family);
+
 struct KernelPlan {
   CanonicalLayout layout;
   KernelFamily family = KernelFamily::Units;

@@ -654,8 +654,8 @@ EmittedKernels Emitter::run() {
     if (c == '\n')
       banner << "//";
   }
-  banner << "\n// plan: "
-         << (out.takesUnits ? "units" : "strided") << " family, width "
+  banner << "\n// plan: " << getKernelFamilyName(plan_.family)
+         << " family, width "
          << plan_.width << ", " << plan_.threadsPerBlock
          << " threads per block";
   if (out.takesUnits)

@@ -436,8 +436,8 @@ bool emitHeader(const std::vector<HeaderType> &types,
        << "\n"
        << " *     size " << pl.layout.size << ", extent " << pl.layout.extent
        << ", lb " << pl.layout.lb << "; "
-       << (pl.family == KernelFamily::Units ? "units" : "strided")
-       << " family, width " << pl.width << ", shape " << kernelShapeKey(pl)
+       << getKernelFamilyName(pl.family) << " family, width " << pl.width
+       << ", shape " << kernelShapeKey(pl)
        << "\n"
        << " *     " << t.prefix << "_pack, " << t.prefix << "_unpack\n";
   }

@@ -68,3 +68,13 @@ ddt.define @constructors {
   %0 = ddt.primitive MPI_DOUBLE
   ddt.yield %0
 }
+
+// -----
+
+// A second run would drop the kernel family that stair balancing chose.
+ddt.define @planned {
+  // expected-error @+1 {{ddt-alignment-prologues runs once, on a layout without plan attributes; this layout already has them}}
+  ddt.layout size 8, lb 0, extent 8 attributes {family = #ddt.family<strided>, needs_byte_path = false, width = 8 : i64} {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}

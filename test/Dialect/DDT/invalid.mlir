@@ -263,8 +263,8 @@ ddt.define @t {
 
 ddt.define @t {
   %0 = ddt.primitive MPI_INT
-  // expected-error @+1 {{'ddt.darray' op distribution code 7 is not block (0), cyclic (1) or none (2)}}
-  %1 = "ddt.darray"(%0) <{size = 1 : i64, rank = 0 : i64, gsizes = array<i64: 8>, distribs = array<i32: 7>, dargs = array<i64: -1>, psizes = array<i64: 1>, fortran = false}> : (!ddt.datatype) -> !ddt.datatype
+  // expected-error @+1 {{'ddt.darray' op attribute 'distribs' failed to satisfy constraint: darray distributions}}
+  %1 = "ddt.darray"(%0) <{size = 1 : i64, rank = 0 : i64, gsizes = array<i64: 8>, distribs = [7 : i32], dargs = array<i64: -1>, psizes = array<i64: 1>, order = #ddt.order<C>}> : (!ddt.datatype) -> !ddt.datatype
   ddt.yield %1
 }
 
@@ -456,8 +456,17 @@ ddt.define @t {
 // -----
 
 ddt.define @t {
-  // expected-error @+1 {{'ddt.layout' op family must be "strided" or "units", got "warp"}}
-  ddt.layout size 8, lb 0, extent 8 attributes {family = "warp"} {
+  // expected-error @+1 {{'ddt.layout' op attribute 'family' failed to satisfy constraint: a kernel family: strided or units}}
+  ddt.layout size 8, lb 0, extent 8 attributes {family = "units"} {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{expected kernel family 'strided' or 'units'}}
+  ddt.layout size 8, lb 0, extent 8 attributes {family = #ddt.family<warp>} {
     ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
   }
 }
@@ -477,5 +486,26 @@ ddt.define @t {
   %0 = ddt.primitive MPI_DOUBLE
   // expected-error @+1 {{'ddt.segment' op expects parent op 'ddt.layout'}}
   ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  ddt.yield %0
+}
+
+// -----
+
+ddt.define @t {
+  // expected-error @+1 {{'ddt.ref' op refers to @nope, which is not a ddt.define}}
+  %0 = ddt.ref @nope
+  ddt.yield %0
+}
+
+// -----
+
+ddt.define @normalized {
+  ddt.layout size 8, lb 0, extent 8 {
+    ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
+  }
+}
+ddt.define @t {
+  // expected-error @+1 {{'ddt.ref' op refers to @normalized, which is already normalized (a ddt.layout cannot be an old type)}}
+  %0 = ddt.ref @normalized
   ddt.yield %0
 }

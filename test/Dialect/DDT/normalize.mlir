@@ -92,3 +92,24 @@ ddt.define @done {
     ddt.segment at 0 dims [] strides [] runs [0] lengths [8]
   }
 }
+
+// -----
+
+// A reference is resolved to the tree of the definition it names (built
+// once), before any body is replaced.
+// CHECK-LABEL: ddt.define @row
+// CHECK-NEXT: ddt.layout size 32, lb 0, extent 32 {
+// CHECK-LABEL: ddt.define @rows
+// CHECK-NEXT: ddt.layout size 64, lb 0, extent 96 {
+// CHECK-NEXT: ddt.segment at 0 dims [2] strides [64] runs [0] lengths [32]
+// CHECK-NOT: ddt.ref
+ddt.define @row {
+  %0 = ddt.primitive MPI_DOUBLE
+  %1 = ddt.contiguous 4, %0
+  ddt.yield %1
+}
+ddt.define @rows {
+  %0 = ddt.ref @row
+  %1 = ddt.vector 2, 1, 2, %0
+  ddt.yield %1
+}

@@ -48,12 +48,23 @@ ddt.define @second {
   ddt.yield %0
 }
 
+// A definition uses an earlier one by name.
+// CHECK-LABEL: ddt.define @uses_second
+// CHECK-NEXT: %[[REF:.*]] = ddt.ref @second
+// CHECK-NEXT: %[[C:.*]] = ddt.contiguous 3, %[[REF]]
+// CHECK-NEXT: ddt.yield %[[C]]
+ddt.define @uses_second {
+  %0 = ddt.ref @second
+  %1 = ddt.contiguous 3, %0
+  ddt.yield %1
+}
+
 // CHECK-LABEL: ddt.define @canonical
-// CHECK-NEXT: ddt.layout size 52, lb -8, extent 256 attributes {family = "units", needs_byte_path = true, unit_bytes = 128 : i64, units = array<i64: 0, 0, 4, 0>, width = 1 : i64} {
+// CHECK-NEXT: ddt.layout size 52, lb -8, extent 256 attributes {family = #ddt.family<units>, needs_byte_path = true, unit_bytes = 128 : i64, units = array<i64: 0, 0, 4, 0>, width = 1 : i64} {
 // CHECK-NEXT: ddt.segment at 0 dims [2, 3] strides [96, -16] runs [0] lengths [4]
 // CHECK-NEXT: ddt.segment at -8 dims [] strides [] runs [0, 20] lengths [8, 20]
 ddt.define @canonical {
-  ddt.layout size 52, lb -8, extent 256 attributes {family = "units", needs_byte_path = true, unit_bytes = 128 : i64, units = array<i64: 0, 0, 4, 0>, width = 1 : i64} {
+  ddt.layout size 52, lb -8, extent 256 attributes {family = #ddt.family<units>, needs_byte_path = true, unit_bytes = 128 : i64, units = array<i64: 0, 0, 4, 0>, width = 1 : i64} {
     ddt.segment at 0 dims [2, 3] strides [96, -16] runs [0] lengths [4]
     ddt.segment at -8 dims [] strides [] runs [0, 20] lengths [8, 20]
   }

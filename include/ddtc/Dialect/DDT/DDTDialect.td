@@ -31,6 +31,7 @@ def DDT_Dialect : Dialect {
     whose sizes or extents overflow 64-bit byte offsets.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class DDT_Type<string name, string typeMnemonic, list<Trait> traits = []>
@@ -44,5 +45,41 @@ def DDT_DatatypeType : DDT_Type<"Datatype", "datatype"> {
     The value a type constructor op produces and consumes: a datatype handle.
   }];
 }
+
+//===----------------------------------------------------------------------===//
+// Enum attributes
+//===----------------------------------------------------------------------===//
+
+/// An attribute holding a value of one of the core library's enums, printed
+/// by the core library's name function, so the values and their names have
+/// one home (lib/Core).
+class DDT_CoreEnumAttr<string name, string attrMnemonic, string enumType>
+    : AttrDef<DDT_Dialect, name> {
+  let mnemonic = attrMnemonic;
+  let parameters = (ins enumType:$value);
+  let hasCustomAssemblyFormat = 1;
+  let returnType = enumType;
+  let convertFromStorage = "$_self.getValue()";
+  let constBuilderCall =
+      "::ddtc::ddt::" # name # "Attr::get($_builder.getContext(), $0)";
+}
+
+def DDT_KernelFamilyAttr
+    : DDT_CoreEnumAttr<"KernelFamily", "family", "::ddtc::KernelFamily"> {
+  let summary = "a kernel family: strided or units";
+}
+
+def DDT_OrderAttr : DDT_CoreEnumAttr<"Order", "order", "::ddtc::Order"> {
+  let summary = "an array order: C or Fortran";
+}
+
+def DDT_DistributionAttr
+    : DDT_CoreEnumAttr<"Distribution", "distribution",
+                       "::ddtc::Distribution"> {
+  let summary = "how darray distributes a dimension: block, cyclic or none";
+}
+
+def DDT_DistributionArrayAttr
+    : TypedArrayAttrBase<DDT_DistributionAttr, "darray distributions">;
 
 #endif // DDT_DIALECT_TD

@@ -30,8 +30,9 @@ def DDT_DefineOp : DDT_Op<"define", [Symbol, IsolatedFromAbove, SingleBlock,
                                      NoRegionArguments]> {
   let summary = "a named datatype";
   let description = [{
-    Gives a name to the datatype its body yields. The body holds the whole
-    constructor tree, so each definition can be lowered on its own.
+    Gives a name to the datatype its body yields. The body holds the
+    constructor ops of the definition; an earlier definition it builds on is
+    named by a `ddt.ref`, not copied, so the IR grows with the spec.
 
     ```mlir
     ddt.define @col {
@@ -39,16 +40,45 @@ def DDT_DefineOp : DDT_Op<"define", [Symbol, IsolatedFromAbove, SingleBlock,
       %1 = ddt.vector 3, 2, 5, %0
       ddt.yield %1
     }
+    ddt.define @cols {
+      %0 = ddt.ref @col
+      %1 = ddt.contiguous 4, %0
+      ddt.yield %1
+    }
     ```
+
+    Each constructor op checks its own arguments; the definition checks the
+    layout of its tree (built once, in body order), reporting an overflow on
+    the op where it appears. A tree that reaches another definition through a
+    `ddt.ref` is checked where the reference is resolved (`ddt-normalize`,
+    ddtc).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// The datatype the body yields, or null once the definition is
     /// normalized (its body ends with a ddt.layout).
     ::mlir::Value getYieldedType();
   }];
+}
+
+def DDT_RefOp : DDT_Op<"ref", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the datatype an earlier definition names";
+  let description = [{
+    Uses the datatype of the `ddt.define` named `name` as an old type. The
+    definition must come earlier in the same module (so references never form
+    a cycle) and still be made of constructor ops.
+
+    ```mlir
+    %0 = ddt.ref @col
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs DDT_DatatypeType:$result);
+  let assemblyFormat = "$name attr-dict";
 }
 
 def DDT_YieldOp : DDT_Op<"yield", [Pure, Terminator,
@@ -141,10 +171,10 @@ def DDT_SubarrayOp : DDT_ConstructorOp<"subarray"> {
     `order` is `C` (last dimension fastest) or `Fortran` (first fastest).
   }];
   let arguments = (ins DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$subsizes,
-                       DenseI64ArrayAttr:$starts, BoolAttr:$fortran,
+                       DenseI64ArrayAttr:$starts, DDT_OrderAttr:$order,
                        DDT_DatatypeType:$oldtype);
   let assemblyFormat = [{
-    $sizes `,` $subsizes `,` $starts `,` custom<ArrayOrder>($fortran) `,`
+    $sizes `,` $subsizes `,` $starts `,` custom<ArrayOrder>($order) `,`
     $oldtype attr-dict
   }];
 }
@@ -158,12 +188,13 @@ def DDT_DarrayOp : DDT_ConstructorOp<"darray"> {
     (row-major, as MPI defines it) and the array order (`C` or `Fortran`).
   }];
   let arguments = (ins I64Attr:$size, I64Attr:$rank, DenseI64ArrayAttr:$gsizes,
-                       DenseI32ArrayAttr:$distribs, DenseI64ArrayAttr:$dargs,
-                       DenseI64ArrayAttr:$psizes, BoolAttr:$fortran,
+                       DDT_DistributionArrayAttr:$distribs,
+                       DenseI64ArrayAttr:$dargs, DenseI64ArrayAttr:$psizes,
+                       DDT_OrderAttr:$order,
                        DDT_DatatypeType:$oldtype);
   let assemblyFormat = [{
     $size `,` $rank `,` $gsizes `,` custom<Distributions>($distribs) `,`
-    custom<Dargs>($dargs) `,` $psizes `,` custom<ArrayOrder>($fortran) `,`
+    custom<Dargs>($dargs) `,` $psizes `,` custom<ArrayOrder>($order) `,`
     $oldtype attr-dict
   }];
 }
@@ -196,7 +227,8 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
 
     - `width` (alignment prologues): bytes per access, 1 to 16;
     - `needs_byte_path`: some chunks straddle runs or start unaligned;
-    - `family` (stair balancing): `"strided"` or `"units"`;
+    - `family` (stair balancing): `#ddt.family<strided>` or
+      `#ddt.family<units>`;
     - `unit_bytes` and `units`: the work units of one instance, as
       quadruples (packed position, source offset, length, wide).
 
@@ -211,7 +243,7 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
   let arguments = (ins I64Attr:$size, I64Attr:$lb, I64Attr:$extent,
                        OptionalAttr<I64Attr>:$width,
                        OptionalAttr<BoolAttr>:$needs_byte_path,
-                       OptionalAttr<StrAttr>:$family,
+                       OptionalAttr<DDT_KernelFamilyAttr>:$family,
                        OptionalAttr<I64Attr>:$unit_bytes,
                        OptionalAttr<DenseI64ArrayAttr>:$units);
   let regions = (region SizedRegion<1>:$body);

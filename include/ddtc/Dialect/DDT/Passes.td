@@ -5,16 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
-def Normalize : Pass<"ddt-normalize", "::ddtc::ddt::DefineOp"> {
+def Normalize : Pass<"ddt-normalize", "::mlir::ModuleOp"> {
   let summary = "Lower constructor ops to the canonical layout";
   let description = [{
-    Replaces the constructor ops of a definition by its canonical layout:
+    Replaces the constructor ops of every definition by its canonical layout:
     strided nests of run tables with explicit byte offsets and the size, lb
     and extent of one instance. Regular constructors (contiguous, vector,
     hvector, subarray, darray dimensions) become nest dimensions; irregular
     ones ((h)indexed, struct) become run tables. Resized and dup leave the
     runs alone. Empty blocks are dropped, touching runs merge, count-1
     dimensions vanish and dimensions that continue a run fold into it.
+
+    It runs on the module because a `ddt.ref` names another definition: the
+    tree of each definition is built once, references resolved to the trees
+    of earlier definitions, before any body is replaced.
 
     ```mlir
     // before
@@ -81,15 +85,16 @@ def StairBalancing : Pass<"ddt-stair-balancing", "::ddtc::ddt::DefineOp"> {
   let description = [{
     Picks the kernel family. A layout of strided nests needs no table: each
     thread maps its chunk of the packed stream with div/mod
-    (`family = "strided"`). Anything else gets the generic kernel: the pieces
-    left by alignment prologues are cut into work units of at most
-    `unit_bytes` (32 lanes x width x 4 chunks), one warp each, so a long run
+    (`family = #ddt.family<strided>`). Anything else gets the generic
+    kernel: the pieces left by alignment prologues are cut into work units of
+    at most `unit_bytes` (32 lanes x width x 4 chunks), one warp each, so a
+    long run
     is spread over many warps and no warp waits while another walks a long
     column (the stair shape of a triangular matrix).
 
     ```mlir
     // a lower triangle of 4x4 doubles: runs of 32, 24, 16 and 8 bytes
-    ddt.layout ... {family = "units", unit_bytes = 1024,
+    ddt.layout ... {family = #ddt.family<units>, unit_bytes = 1024,
         units = array<i64: 0, 0, 32, 1, 32, 40, 24, 1, ...>}
     ```
   }];

@@ -15,6 +15,9 @@ using namespace ddtc::ddt;
 #define GET_TYPEDEF_CLASSES
 #include "ddtc/Dialect/DDT/DDTOpsTypes.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "ddtc/Dialect/DDT/DDTOpsAttributes.cpp.inc"
+
 void DDTDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -23,5 +26,9 @@ void DDTDialect::initialize() {
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "ddtc/Dialect/DDT/DDTOpsTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ddtc/Dialect/DDT/DDTOpsAttributes.cpp.inc"
       >();
 }

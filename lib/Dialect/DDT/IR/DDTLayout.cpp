@@ -36,8 +36,7 @@ KernelPlan ddtc::ddt::readPlan(LayoutOp op, PlanStage &stage) {
       plan.units.push_back({u[i], u[i + 1], u[i + 2], u[i + 3] != 0});
   }
   if (auto family = op.getFamily()) {
-    plan.family = *family == "strided" ? KernelFamily::Strided
-                                       : KernelFamily::Units;
+    plan.family = *family;
     stage = PlanStage::Balanced;
   }
   if (auto unitBytes = op.getUnitBytes())
@@ -65,15 +64,14 @@ LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
   auto layout = LayoutOp::create(b, loc, b.getI64IntegerAttr(l.size),
                                  b.getI64IntegerAttr(l.lb),
                                  b.getI64IntegerAttr(l.extent), IntegerAttr(),
-                                 BoolAttr(), StringAttr(), IntegerAttr(),
+                                 BoolAttr(), KernelFamilyAttr(), IntegerAttr(),
                                  DenseI64ArrayAttr());
   if (stage != PlanStage::Layout) {
     layout.setWidthAttr(b.getI64IntegerAttr(plan.width));
     layout.setNeedsBytePathAttr(b.getBoolAttr(plan.needsBytePath));
   }
   if (stage == PlanStage::Balanced) {
-    layout.setFamilyAttr(b.getStringAttr(
-        plan.family == KernelFamily::Strided ? "strided" : "units"));
+    layout.setFamilyAttr(KernelFamilyAttr::get(b.getContext(), plan.family));
     if (plan.family == KernelFamily::Units)
       layout.setUnitBytesAttr(b.getI64IntegerAttr(plan.unitBytes));
   }

@@ -38,52 +38,44 @@ static void printPrimitiveName(OpAsmPrinter &p, Operation *, StringAttr name) {
   p << name.getValue();
 }
 
-static ParseResult parseArrayOrder(OpAsmParser &parser, BoolAttr &fortran) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef word;
-  if (parser.parseKeyword(&word))
+static ParseResult parseArrayOrder(OpAsmParser &parser, OrderAttr &order) {
+  FailureOr<Order> value =
+      parseEnumKeyword(parser, kOrders, getOrderName, "array order");
+  if (failed(value))
     return failure();
-  if (word != "C" && word != "Fortran")
-    return parser.emitError(loc, "expected array order 'C' or 'Fortran'");
-  fortran = parser.getBuilder().getBoolAttr(word == "Fortran");
+  order = OrderAttr::get(parser.getContext(), *value);
   return success();
 }
 
-static void printArrayOrder(OpAsmPrinter &p, Operation *, BoolAttr fortran) {
-  p << (fortran.getValue() ? "Fortran" : "C");
+static void printArrayOrder(OpAsmPrinter &p, Operation *, OrderAttr order) {
+  p << getOrderName(order.getValue());
 }
 
 static ParseResult parseDistributions(OpAsmParser &parser,
-                                      DenseI32ArrayAttr &distribs) {
-  SmallVector<int32_t> values;
+                                      ArrayAttr &distribs) {
+  SmallVector<Attribute> values;
   auto parseOne = [&]() -> ParseResult {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef word;
-    if (parser.parseKeyword(&word))
+    FailureOr<Distribution> d = parseEnumKeyword(
+        parser, kDistributions, getDistributionName, "distribution");
+    if (failed(d))
       return failure();
-    for (Distribution d :
-         {Distribution::Block, Distribution::Cyclic, Distribution::None})
-      if (word == getDistributionName(d)) {
-        values.push_back(static_cast<int32_t>(d));
-        return success();
-      }
-    return parser.emitError(loc,
-                            "expected distribution 'block', 'cyclic' or 'none'");
+    values.push_back(DistributionAttr::get(parser.getContext(), *d));
+    return success();
   };
   if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseOne))
     return failure();
-  distribs = parser.getBuilder().getDenseI32ArrayAttr(values);
+  distribs = parser.getBuilder().getArrayAttr(values);
   return success();
 }
 
 static void printDistributions(OpAsmPrinter &p, Operation *,
-                               DenseI32ArrayAttr distribs) {
+                               ArrayAttr distribs) {
   p << '[';
-  llvm::interleaveComma(distribs.asArrayRef(), p, [&](int32_t d) {
-    if (d >= 0 && d <= 2)
-      p << getDistributionName(static_cast<Distribution>(d));
+  llvm::interleaveComma(distribs, p, [&](Attribute d) {
+    if (auto distribution = dyn_cast<DistributionAttr>(d))
+      p << getDistributionName(distribution.getValue());
     else
-      p << d; // invalid; the verifier says so
+      p.printAttribute(d); // invalid; the verifier says so
   });
   p << ']';
 }
@@ -186,7 +178,7 @@ void SubarrayOp::getTypeArgs(TypeArgs &args) {
   args.sizes = toVector(getSizes());
   args.subsizes = toVector(getSubsizes());
   args.starts = toVector(getStarts());
-  args.order = getFortran() ? Order::Fortran : Order::C;
+  args.order = getOrder();
 }
 
 void DarrayOp::getTypeArgs(TypeArgs &args) {
@@ -194,11 +186,13 @@ void DarrayOp::getTypeArgs(TypeArgs &args) {
   args.commSize = getSize();
   args.rank = getRank();
   args.sizes = toVector(getGsizes());
-  for (int32_t d : getDistribs())
-    args.distribs.push_back(static_cast<Distribution>(d));
+  // Called by the verifier, after the attribute constraints held.
+  for (Attribute d : getDistribs())
+    if (auto distribution = dyn_cast<DistributionAttr>(d))
+      args.distribs.push_back(distribution.getValue());
   args.dargs = toVector(getDargs());
   args.psizes = toVector(getPsizes());
-  args.order = getFortran() ? Order::Fortran : Order::C;
+  args.order = getOrder();
 }
 
 void ResizedOp::getTypeArgs(TypeArgs &args) {
@@ -218,26 +212,46 @@ LogicalResult ddtc::ddt::verifyConstructorOp(Operation *op) {
     if (!lookupPrimitive(prim.getName()))
       return op->emitOpError("unknown MPI primitive type '")
              << prim.getName() << "'";
-  if (auto darray = dyn_cast<DarrayOp>(op))
-    for (int32_t d : darray.getDistribs())
-      if (d < 0 || d > 2)
-        return op->emitOpError("distribution code ")
-               << d << " is not block (0), cyclic (1) or none (2)";
   TypeArgs args;
   cast<ConstructorOpInterface>(op).getTypeArgs(args);
   args.children.resize(op->getNumOperands());
   if (std::string rule = checkArguments(args); !rule.empty())
     return op->emitOpError(rule);
-  // The layout of the whole tree: overflow shows only with the old types.
+  // Only the op's own arguments: the layout, which can overflow only with
+  // the old types, is checked once per definition (DefineOp::verifyRegions).
+  return success();
+}
+
+LogicalResult DefineOp::verifyRegions() {
+  // One walk over the body builds the tree and reports an overflow on the op
+  // where it appears. References are resolved by the passes and ddtc, which
+  // see the whole module; what depends on one is left to them, and a value
+  // used before it is computed to the dominance check.
+  auto unresolved = [](RefOp, std::string &, Operation *&) -> TypeRef {
+    return nullptr;
+  };
+  if (!getYieldedType())
+    return success(); // normalized: the ddt.layout checks itself
   std::string error;
   Operation *culprit = nullptr;
-  if (!buildTree(op->getResult(0), error, &culprit) && culprit == op)
-    return op->emitOpError(error);
+  if (!buildTree(*this, unresolved, error, &culprit, Unresolved::Skip) &&
+      !error.empty())
+    return culprit->emitOpError(error);
+  return success();
+}
+
+LogicalResult RefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  std::string error;
+  if (!lookupReferencedDefine(*this, symbols, error))
+    return emitOpError(error);
   return success();
 }
 
 Value DefineOp::getYieldedType() {
-  if (auto yield = dyn_cast<YieldOp>(getBody().front().getTerminator()))
+  // Also called on IR being verified, whose body may be empty.
+  if (getBody().empty() || getBody().front().empty())
+    return Value();
+  if (auto yield = dyn_cast<YieldOp>(getBody().front().back()))
     return yield.getDatatype();
   return Value();
 }
@@ -294,10 +308,6 @@ LogicalResult LayoutOp::verify() {
     if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
       return emitOpError("width must be 1, 2, 4, 8 or 16, got ") << w;
   }
-  if (auto family = getFamily())
-    if (*family != "strided" && *family != "units")
-      return emitOpError("family must be \"strided\" or \"units\", got \"")
-             << *family << "\"";
   if (auto units = getUnits())
     if (units->size() % 4 != 0)
       return emitOpError("units must hold quadruples (packed, source, "

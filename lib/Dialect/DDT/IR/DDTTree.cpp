@@ -9,52 +9,9 @@ using namespace ddtc;
 using namespace ddtc::ddt;
 
 namespace {
-struct TreeBuilder {
-  llvm::DenseMap<Value, TypeRef> built;
-  std::string error;
-  Operation *errorOp = nullptr;
-
-  TypeRef build(Value value) {
-    if (auto it = built.find(value); it != built.end())
-      return it->second;
-    Operation *op = value.getDefiningOp();
-    auto ctor = dyn_cast_or_null<ConstructorOpInterface>(op);
-    if (!ctor) {
-      error = "a datatype must be computed by a ddt constructor op";
-      errorOp = op;
-      return nullptr;
-    }
-    TypeArgs args;
-    ctor.getTypeArgs(args);
-    if (auto prim = dyn_cast<PrimitiveOp>(op))
-      if (!lookupPrimitive(prim.getName())) {
-        error = "unknown MPI primitive type '" + prim.getName().str() + "'";
-        errorOp = op;
-        return nullptr;
-      }
-    for (Value operand : op->getOperands()) {
-      TypeRef child = build(operand);
-      if (!child)
-        return nullptr;
-      args.children.push_back(std::move(child));
-    }
-    TypeRef type = Datatype::create(std::move(args), error);
-    if (!type) {
-      errorOp = op;
-      return nullptr;
-    }
-    built[value] = type;
-    return type;
-  }
-};
-
-Value emitOps(OpBuilder &b, Location loc, const Datatype &t,
-              llvm::DenseMap<const Datatype *, Value> &done) {
-  if (auto it = done.find(&t); it != done.end())
-    return it->second;
-  SmallVector<Value> olds;
-  for (const TypeRef &c : t.args().children)
-    olds.push_back(emitOps(b, loc, *c, done));
+/// Creates the op of the root of `t`, whose old types are `olds`.
+Value createOp(OpBuilder &b, Location loc, const Datatype &t,
+               ArrayRef<Value> olds) {
   const TypeArgs &a = t.args();
   Value old = olds.empty() ? Value() : olds.front();
   Type dt = DatatypeType::get(b.getContext());
@@ -102,16 +59,16 @@ Value emitOps(OpBuilder &b, Location loc, const Datatype &t,
   case Kind::Subarray:
     result = SubarrayOp::create(b, loc, dt, list(a.sizes), list(a.subsizes),
                                 list(a.starts),
-                                b.getBoolAttr(a.order == Order::Fortran), old);
+                                OrderAttr::get(b.getContext(), a.order), old);
     break;
   case Kind::Darray: {
-    SmallVector<int32_t> distribs;
+    SmallVector<Attribute> distribs;
     for (Distribution d : a.distribs)
-      distribs.push_back(static_cast<int32_t>(d));
+      distribs.push_back(DistributionAttr::get(b.getContext(), d));
     result = DarrayOp::create(b, loc, dt, i64(a.commSize), i64(a.rank),
-                              list(a.sizes), b.getDenseI32ArrayAttr(distribs),
+                              list(a.sizes), b.getArrayAttr(distribs),
                               list(a.dargs), list(a.psizes),
-                              b.getBoolAttr(a.order == Order::Fortran), old);
+                              OrderAttr::get(b.getContext(), a.order), old);
     break;
   }
   case Kind::Resized:
@@ -121,37 +78,180 @@ Value emitOps(OpBuilder &b, Location loc, const Datatype &t,
     result = DupOp::create(b, loc, dt, old);
     break;
   }
-  done[&t] = result;
   return result;
 }
 } // namespace
 
-TypeRef ddtc::ddt::buildTree(Value value, std::string &error,
-                             Operation **errorOp) {
-  TreeBuilder tb;
-  TypeRef type = tb.build(value);
-  if (!type) {
-    error = tb.error;
+/// Whether `v` is computed by a ddt op (constructor or reference) in `block`.
+static bool isComputedByDDTOpIn(Value v, Block *block) {
+  Operation *def = v.getDefiningOp();
+  return def && def->getBlock() == block &&
+         (isa<RefOp>(def) || isa<ConstructorOpInterface>(def));
+}
+
+TypeRef ddtc::ddt::buildTree(DefineOp define, RefResolver resolve,
+                             std::string &error, Operation **errorOp,
+                             Unresolved unresolved) {
+  error.clear();
+  auto fail = [&](Operation *op, std::string message) -> TypeRef {
+    error = std::move(message);
     if (errorOp)
-      *errorOp = tb.errorOp;
+      *errorOp = op;
+    return nullptr;
+  };
+  Value yielded = define.getYieldedType();
+  if (!yielded)
+    return fail(define, "@" + define.getSymName().str() +
+                            " is already normalized: its body is a "
+                            "ddt.layout, not constructor ops");
+  Block *body = &define.getBody().front();
+  // Ops are visited in body order, so every value is built once and a value
+  // computed later than its use (a cycle included) is never followed.
+  llvm::DenseMap<Value, TypeRef> built;
+  // Why operand `v` of `user` has no tree; empty when skipping is allowed.
+  auto whyMissing = [&](Value v, Operation *user,
+                        const std::string &what) -> std::string {
+    if (!isComputedByDDTOpIn(v, body))
+      return what + " must be computed by a ddt constructor or ddt.ref op "
+                    "of the same definition";
+    if (unresolved == Unresolved::Skip)
+      return "";
+    if (user->isBeforeInBlock(v.getDefiningOp()) || v.getDefiningOp() == user)
+      return what + " is not computed before its use";
+    return what + " depends on a reference that is not resolved";
+  };
+  for (Operation &op : *body) {
+    if (auto ref = dyn_cast<RefOp>(op)) {
+      std::string why;
+      Operation *at = &op;
+      if (TypeRef t = resolve(ref, why, at))
+        built[ref.getResult()] = std::move(t);
+      else if (!why.empty())
+        return fail(at, why);
+      else if (unresolved == Unresolved::Fail)
+        return fail(&op, "the reference to @" + ref.getName().str() +
+                             " is not resolved");
+      continue;
+    }
+    auto ctor = dyn_cast<ConstructorOpInterface>(op);
+    if (!ctor)
+      continue;
+    TypeArgs args;
+    ctor.getTypeArgs(args);
+    if (auto prim = dyn_cast<PrimitiveOp>(op))
+      if (!lookupPrimitive(prim.getName()))
+        return fail(&op, "unknown MPI primitive type '" + prim.getName().str() +
+                             "'");
+    bool complete = true;
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      if (auto it = built.find(operand); it != built.end()) {
+        args.children.push_back(it->second);
+        continue;
+      }
+      std::string why =
+          whyMissing(operand, &op, "operand #" + std::to_string(i));
+      if (!why.empty())
+        return fail(&op, why);
+      complete = false;
+      break;
+    }
+    if (!complete)
+      continue;
+    std::string rule;
+    TypeRef type = Datatype::create(std::move(args), rule);
+    if (!type)
+      return fail(&op, rule);
+    built[op.getResult(0)] = std::move(type);
   }
-  return type;
+  if (auto it = built.find(yielded); it != built.end())
+    return it->second;
+  Operation *yield = &body->back();
+  std::string why = whyMissing(yielded, yield, "the yielded datatype");
+  return why.empty() ? nullptr : fail(yield, why);
+}
+
+DefineOp ddtc::ddt::lookupReferencedDefine(RefOp ref,
+                                           SymbolTableCollection &symbols,
+                                           std::string &error) {
+  std::string name = "@" + ref.getName().str();
+  auto define = dyn_cast_or_null<DefineOp>(
+      symbols.lookupNearestSymbolFrom(ref, ref.getNameAttr()));
+  if (!define) {
+    error = "refers to " + name + ", which is not a ddt.define";
+    return nullptr;
+  }
+  // Only an earlier definition: references then never form a cycle.
+  Operation *user = define->getBlock()->findAncestorOpInBlock(*ref);
+  if (!user || !define->isBeforeInBlock(user)) {
+    error = "refers to " + name + ", which is not defined before this use";
+    return nullptr;
+  }
+  if (!define.getYieldedType()) {
+    error = "refers to " + name +
+            ", which is already normalized (a ddt.layout cannot be an old "
+            "type)";
+    return nullptr;
+  }
+  return define;
+}
+
+TypeRef DefinitionTrees::get(DefineOp define, std::string &error,
+                             Operation **errorOp) {
+  if (auto it = trees.find(define); it != trees.end())
+    return it->second;
+  auto resolve = [&](RefOp ref, std::string &why, Operation *&at) -> TypeRef {
+    DefineOp target = lookupReferencedDefine(ref, symbols, why);
+    if (!target)
+      return nullptr;
+    // Definitions are usually asked for in order, so this is a cache hit.
+    return get(target, why, &at);
+  };
+  TypeRef tree = buildTree(define, resolve, error, errorOp);
+  if (tree)
+    trees[define] = tree;
+  return tree;
 }
 
 Value ddtc::ddt::buildOps(OpBuilder &builder, Location loc,
-                          const Datatype &type) {
+                          const Datatype &type, const NamedTypes &named) {
+  // Depth first with an explicit stack: a spec may nest thousands deep.
   llvm::DenseMap<const Datatype *, Value> done;
-  return emitOps(builder, loc, type, done);
+  SmallVector<std::pair<const Datatype *, bool>> stack = {{&type, false}};
+  while (!stack.empty()) {
+    auto [t, childrenDone] = stack.pop_back_val();
+    if (done.count(t))
+      continue;
+    if (auto it = named.find(t); it != named.end()) {
+      done[t] = RefOp::create(
+          builder, loc, DatatypeType::get(builder.getContext()),
+          FlatSymbolRefAttr::get(builder.getContext(), it->second));
+      continue;
+    }
+    if (!childrenDone) {
+      stack.push_back({t, true});
+      // Reversed, so the first old type's ops come first.
+      for (const TypeRef &c : llvm::reverse(t->args().children))
+        if (!done.count(c.get()))
+          stack.push_back({c.get(), false});
+      continue;
+    }
+    SmallVector<Value> olds;
+    for (const TypeRef &c : t->args().children)
+      olds.push_back(done.lookup(c.get()));
+    done[t] = createOp(builder, loc, *t, olds);
+  }
+  return done.lookup(&type);
 }
 
 DefineOp ddtc::ddt::buildDefine(OpBuilder &builder, Location loc,
-                                llvm::StringRef name, const Datatype &type) {
+                                llvm::StringRef name, const Datatype &type,
+                                const NamedTypes &named) {
   auto define = DefineOp::create(builder, loc, builder.getStringAttr(name));
   Block *body = new Block();
   define.getBody().push_back(body);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
-  Value v = buildOps(builder, loc, type);
+  Value v = buildOps(builder, loc, type, named);
   YieldOp::create(builder, loc, v);
   return define;
 }

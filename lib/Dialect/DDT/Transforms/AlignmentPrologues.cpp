@@ -22,6 +22,14 @@ struct AlignmentProloguesPass
       return signalPassFailure();
     PlanStage stage;
     KernelPlan plan = readPlan(layout, stage);
+    // Once only: a second run would rewrite the plan at the Aligned stage
+    // and drop what stair balancing added (the kernel family).
+    if (stage != PlanStage::Layout) {
+      layout.emitError("ddt-alignment-prologues runs once, on a layout "
+                       "without plan attributes; this layout already has "
+                       "them");
+      return signalPassFailure();
+    }
     alignAccesses(plan);
     writePlan(define, plan, PlanStage::Aligned);
   }

@@ -16,19 +16,25 @@ using namespace ddtc::ddt;
 namespace {
 struct NormalizePass : public ddt::impl::NormalizeBase<NormalizePass> {
   void runOnOperation() override {
-    DefineOp define = getOperation();
-    auto yield = dyn_cast<YieldOp>(define.getBody().front().getTerminator());
-    if (!yield)
-      return; // already normalized
-    std::string error;
-    Operation *culprit = nullptr;
-    TypeRef tree = buildTree(yield.getDatatype(), error, &culprit);
-    if (!tree) {
-      (culprit ? culprit : define.getOperation())->emitError(error);
-      return signalPassFailure();
+    // Every tree first: a later definition may refer to an earlier one, whose
+    // constructor ops must still be there when it is resolved.
+    DefinitionTrees trees;
+    std::vector<std::pair<DefineOp, TypeRef>> lowered;
+    for (auto define : getOperation().getOps<DefineOp>()) {
+      if (!define.getYieldedType())
+        continue; // already normalized
+      std::string error;
+      Operation *culprit = nullptr;
+      TypeRef tree = trees.get(define, error, &culprit);
+      if (!tree) {
+        (culprit ? culprit : define.getOperation())->emitError(error);
+        return signalPassFailure();
+      }
+      lowered.push_back({define, std::move(tree)});
     }
-    writePlan(define, makeInitialPlan(lowerToCanonical(*tree)),
-              PlanStage::Layout);
+    for (auto &[define, tree] : lowered)
+      writePlan(define, makeInitialPlan(lowerToCanonical(*tree)),
+                PlanStage::Layout);
   }
 };
 } // namespace

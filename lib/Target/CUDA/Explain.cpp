@@ -1,0 +1,132 @@
+//===- Explain.cpp - How the kernels of a type were planned -----------------===//
+
+#include "ddtc/Target/CUDA/Explain.h"
+
+#include "ddtc/Core/SpecParser.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <sstream>
+
+namespace ddtc {
+
+namespace {
+/// Writes `text` with `indent` before every line.
+void printIndented(std::ostream &os, const std::string &text,
+                   const char *indent) {
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find('\n', start);
+    os << indent << text.substr(start, end - start) << "\n";
+    if (end == std::string::npos)
+      return;
+    start = end + 1;
+  }
+}
+
+/// "N B", with the size in the largest binary unit that fits after it.
+std::string bytes(int64_t n) {
+  std::string s = std::to_string(n) + " B";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  if (u >= 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f %s)", v, units[u]);
+    s += buf;
+  }
+  return s;
+}
+} // namespace
+
+int64_t countSectors(std::vector<Run> runs) {
+  const int64_t sector = 32;
+  auto floorDiv = [](int64_t a, int64_t b) {
+    return a / b - (a % b != 0 && a < 0);
+  };
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  spans.reserve(runs.size());
+  for (const Run &r : runs)
+    spans.push_back({floorDiv(r.offset, sector),
+                     floorDiv(r.offset + r.length - 1, sector)});
+  std::sort(spans.begin(), spans.end());
+  int64_t count = 0, end = INT64_MIN; // sectors counted up to `end`
+  for (auto [a, b] : spans) {
+    if (b <= end)
+      continue;
+    count += b - std::max(a, end == INT64_MIN ? a : end + 1) + 1;
+    end = b;
+  }
+  return count;
+}
+
+std::string explainKernels(const std::string &name, const Datatype &type,
+                           const KernelPlan &plan, int64_t count) {
+  std::ostringstream os;
+  const CanonicalLayout &l = plan.layout;
+  const bool units = plan.family == KernelFamily::Units;
+  os << "type " << name << ": " << printSpecExpr(type) << "\n";
+  os << "canonical layout:\n";
+  printIndented(os, describeLayout(l), "  ");
+  os << "passes:\n";
+  for (const std::string &note : plan.notes)
+    printIndented(os, note, "  ");
+  os << "kernel: " << getKernelFamilyName(plan.family) << " family, width "
+     << plan.width << " bytes (buffers aligned to " << plan.width
+     << "; less-aligned buffers take the byte path)\n";
+  if (units) {
+    int64_t wide = 0;
+    for (const WorkUnit &u : plan.units)
+      wide += u.wide;
+    os << "  threads: one warp (32 threads) per work unit, "
+       << plan.threadsPerBlock << " per block\n"
+       << "  work units: " << plan.units.size() << " per instance (" << wide
+       << " wide), at most " << plan.unitBytes << " bytes each\n";
+  } else {
+    auto variant = [&](bool pack) {
+      return stridedVariant(plan, pack) == StridedVariant::Wide
+                 ? "wide (one width-byte access per chunk)"
+                 : "gather (16-byte chunks aligned in the packed buffer)";
+    };
+    os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
+       << "\n"
+       << "  threads: one per " << stridedLaunchChunkBytes(plan)
+       << "-byte chunk of the packed stream, " << plan.threadsPerBlock
+       << " per block\n"
+       << "  byte path: "
+       << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
+                                "unaligned)"
+                              : "only at the edges of a partial range")
+       << "\n";
+  }
+  os << "  shape: " << kernelShapeKey(plan)
+     << " (layouts of one shape share one compiled kernel)\n";
+  const int64_t packed = packedSize(type, count);
+  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
+  os << "launch for " << count << " instance(s), whole range: grid "
+     << cfg.grid << " x " << cfg.block << " threads\n";
+  const int64_t sectors = countSectors(flatten(type, count));
+  const int64_t packedSectors = (packed + 31) / 32;
+  os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
+     << "sectors, buffers 32-byte aligned):\n"
+     << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
+     << " sectors), writes " << bytes(packed) << "\n"
+     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
+     << packedSectors << " sectors), writes " << bytes(packed) << "\n";
+  if (sectors > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%",
+                  100.0 * static_cast<double>(packed) /
+                      static_cast<double>(sectors * 32));
+    os << "  useful share of the sectors the pack reads: " << buf << "\n";
+  }
+  return os.str();
+}
+
+} // namespace ddtc
