@@ -59,8 +59,17 @@ struct ModelFigures {
   double alphaUs = 8.0;
   double linkGBps = 350.0;
   double localGBps = 1500.0;
+  /// Messages up to DDTC_MPI_EAGER_LIMIT: the eager protocol's fixed cost
+  /// and rate, and the one-way time of a small message through IPC (only a
+  /// calibration sets it: without one, such messages stay eager).
+  double eagerStartUs = 0.0;
+  double eagerGBps = 4.0;
+  double ipcSmallUs = 1e9;
   std::string source = "defaults";
 };
+/// Whether the model predicts a message of `bytes` (up to the eager limit)
+/// faster through IPC than eager.
+bool smallFasterThroughIpc(int64_t bytes);
 const ModelFigures &modelFigures();
 /// The calibration file this process reads (in the ddtc cache folder, named
 /// after the GPU, the driver and the host).

@@ -21,6 +21,11 @@
 // cache folder), else from defaults fitted to the ping-pong of two H200s
 // joined by NVLink (10 us, 8 us, 350 GB/s, 1500 GB/s: median error 7% from
 // 1 MiB up, bench/results/*-ipc). DDTC_MPI_FRAGMENT overrides the choice.
+//
+// Messages up to DDTC_MPI_EAGER_LIMIT go eager (through pinned host memory)
+// unless a calibration measured a small message through IPC faster than
+// the eager protocol's fixed cost plus its rate (then they go through IPC
+// when the peer can be reached that way).
 //===----------------------------------------------------------------------===//
 
 #include "DeviceDriver.h"
@@ -94,9 +99,16 @@ bool readFile(const std::string &path, ModelFigures &f) {
       read.linkGBps = std::atof(rest.c_str());
     else if (key == "ipc_local_gbps")
       read.localGBps = std::atof(rest.c_str());
+    else if (key == "eager_start_us")
+      read.eagerStartUs = std::atof(rest.c_str());
+    else if (key == "eager_gbps")
+      read.eagerGBps = std::atof(rest.c_str());
+    else if (key == "ipc_small_us")
+      read.ipcSmallUs = std::atof(rest.c_str());
   }
   if (!sameGpu || !sameDriver || !sameHost || !(read.startUs >= 0) ||
-      !(read.alphaUs > 0) || !(read.linkGBps > 0) || !(read.localGBps > 0)) {
+      !(read.alphaUs > 0) || !(read.linkGBps > 0) || !(read.localGBps > 0) ||
+      !(read.eagerGBps > 0)) {
     note(1, "model: %s is for another GPU, driver or host, or incomplete; "
             "not used",
          path.c_str());
@@ -152,6 +164,13 @@ const ModelFigures &modelFigures() {
     return f;
   }();
   return figures;
+}
+
+bool smallFasterThroughIpc(int64_t bytes) {
+  const ModelFigures &m = modelFigures();
+  double eager = m.eagerStartUs + bytes / (m.eagerGBps * 1e3);
+  double ipc = m.ipcSmallUs + bytes / (m.linkGBps * 1e3);
+  return ipc < eager;
 }
 
 void chooseFragment(int64_t bytes) {

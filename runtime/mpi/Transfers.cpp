@@ -407,11 +407,15 @@ bool usePipeline(Operation &op) {
     return false;
   Protocol p = protocol();
   int64_t n = packedBytes(op);
-  if (n == 0 || p == Protocol::Eager || p == Protocol::Staged ||
-      (p == Protocol::Auto && n <= settings().eagerLimit))
+  if (n == 0 || p == Protocol::Eager || p == Protocol::Staged)
     return false;
   op.pair = commPair(op.comm);
-  return op.pair != nullptr;
+  if (!op.pair)
+    return false;
+  // Small messages: eager, unless the model has them faster through IPC.
+  if (p == Protocol::Auto && n <= settings().eagerLimit)
+    return smallFasterThroughIpc(n) && wantIpc(op);
+  return true;
 }
 
 std::atomic<long long> operationsStarted{0};
