@@ -5,6 +5,7 @@
 // datatypes or for the bindings of a spec file.
 //===----------------------------------------------------------------------===//
 
+#include "ddtc/Core/Constructors.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/MPI/MPIBridge.h"
@@ -163,9 +164,8 @@ int64_t sourceOffsetOf(const Datatype &type, int64_t count, int64_t k) {
 
 bool runsOverlap(const Datatype &type, int64_t count) {
   std::vector<Run> runs = flatten(type, count);
-  std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) {
-    return a.offset < b.offset;
-  });
+  std::sort(runs.begin(), runs.end(),
+            [](const Run &a, const Run &b) { return a.offset < b.offset; });
   for (size_t i = 1; i < runs.size(); ++i)
     if (runs[i - 1].offset + runs[i - 1].length > runs[i].offset)
       return true;
@@ -355,7 +355,6 @@ std::string Checker::checkImport(const TypeRef &type, MPI_Datatype handle) {
   return "";
 }
 
-
 /// The kind of a mismatch, so that shrinking keeps the failure it started
 /// from: which layout figures differ, or which check failed.
 std::string failureCategory(const std::string &result) {
@@ -439,107 +438,101 @@ private:
     return out;
   }
 
+  /// Smaller arguments of one node, from the constructor's signature:
+  /// fewer blocks (or dimensions) first, then smaller numbers.
   static std::vector<TypeArgs> argumentEdits(const TypeArgs &args) {
     std::vector<TypeArgs> out;
-    auto scalar = [&](int64_t TypeArgs::*field) {
-      for (int64_t v : smaller(args.*field)) {
-        TypeArgs a = args;
-        a.*field = v;
-        out.push_back(std::move(a));
-      }
+    const ConstructorSignature *sig = getConstructor(args.kind);
+    if (!sig)
+      return out;
+    auto isList = [](ArgSyntax s) {
+      return s == ArgSyntax::IntList || s == ArgSyntax::DistribList ||
+             s == ArgSyntax::DargList || s == ArgSyntax::TypeList;
     };
-    auto listEntries = [&](std::vector<int64_t> TypeArgs::*field) {
-      for (size_t i = 0; i < (args.*field).size(); ++i)
-        for (int64_t v : smaller((args.*field)[i])) {
+    // The first list holds one entry per block (or dimension); drop entry i
+    // of every list of that length.
+    for (const ConstructorArgument &arg : sig->arguments) {
+      if (!isList(arg.syntax))
+        continue;
+      size_t n = arg.syntax == ArgSyntax::IntList
+                     ? (args.*getIntListMember(arg.field)).size()
+                     : 0;
+      for (size_t i = 0; i < n; ++i)
+        out.push_back(dropEntry(args, n, i));
+      break;
+    }
+    for (const ConstructorArgument &arg : sig->arguments) {
+      switch (arg.syntax) {
+      case ArgSyntax::Int: {
+        int64_t TypeArgs::*field = getIntMember(arg.field);
+        for (int64_t v : smaller(args.*field)) {
           TypeArgs a = args;
-          (a.*field)[i] = v;
+          a.*field = v;
           out.push_back(std::move(a));
         }
-    };
-    // Drop entry i of every per-block (or per-dimension) list.
-    auto dropEntries = [&](size_t n) {
-      for (size_t i = 0; i < n; ++i) {
-        TypeArgs a = args;
-        auto drop = [&](auto &v) {
-          if (v.size() == n)
-            v.erase(v.begin() + static_cast<long>(i));
-        };
-        drop(a.blocklens);
-        drop(a.displs);
-        drop(a.sizes);
-        drop(a.subsizes);
-        drop(a.starts);
-        drop(a.distribs);
-        drop(a.dargs);
-        if (args.kind == Kind::Struct)
-          drop(a.children);
-        if (args.kind == Kind::Darray && a.psizes.size() == n) {
-          a.commSize /= a.psizes[i];
-          a.rank %= a.commSize;
-          a.psizes.erase(a.psizes.begin() + static_cast<long>(i));
-        }
-        out.push_back(std::move(a));
+        break;
       }
-    };
-    switch (args.kind) {
-    case Kind::Primitive:
-    case Kind::Dup:
-      break;
-    case Kind::Contiguous:
-      scalar(&TypeArgs::count);
-      break;
-    case Kind::Vector:
-    case Kind::HVector:
-      scalar(&TypeArgs::count);
-      scalar(&TypeArgs::blocklen);
-      scalar(&TypeArgs::stride);
-      break;
-    case Kind::Indexed:
-    case Kind::HIndexed:
-    case Kind::Struct:
-      dropEntries(args.blocklens.size());
-      listEntries(&TypeArgs::blocklens);
-      listEntries(&TypeArgs::displs);
-      break;
-    case Kind::IndexedBlock:
-    case Kind::HIndexedBlock:
-      dropEntries(args.displs.size());
-      scalar(&TypeArgs::blocklen);
-      listEntries(&TypeArgs::displs);
-      break;
-    case Kind::Subarray:
-      dropEntries(args.sizes.size());
-      listEntries(&TypeArgs::starts);
+      case ArgSyntax::IntList: {
+        std::vector<int64_t> TypeArgs::*field = getIntListMember(arg.field);
+        for (size_t i = 0; i < (args.*field).size(); ++i)
+          for (int64_t v : smaller((args.*field)[i])) {
+            TypeArgs a = args;
+            (a.*field)[i] = v;
+            out.push_back(std::move(a));
+          }
+        break;
+      }
+      case ArgSyntax::DargList:
+        for (size_t i = 0; i < args.dargs.size(); ++i) {
+          if (args.dargs[i] == kDefaultDarg)
+            continue;
+          TypeArgs a = args;
+          a.dargs[i] = kDefaultDarg;
+          out.push_back(std::move(a));
+        }
+        break;
+      case ArgSyntax::DistribList:
+      case ArgSyntax::Order:
+      case ArgSyntax::Type:
+      case ArgSyntax::TypeList:
+        break; // old types shrink on their own (Simplifier::of)
+      }
+    }
+    // A subarray whose array is just large enough for its window.
+    if (args.kind == Kind::Subarray)
       for (size_t i = 0; i < args.sizes.size(); ++i) {
         TypeArgs a = args;
         a.sizes[i] = a.subsizes[i] + a.starts[i];
         if (a.sizes[i] != args.sizes[i])
-          out.push_back(a);
-        for (int64_t v : smaller(args.subsizes[i])) {
-          TypeArgs b = args;
-          b.subsizes[i] = v;
-          out.push_back(std::move(b));
-        }
+          out.push_back(std::move(a));
       }
-      break;
-    case Kind::Darray:
-      dropEntries(args.sizes.size());
-      listEntries(&TypeArgs::sizes);
-      for (size_t i = 0; i < args.dargs.size(); ++i) {
-        if (args.dargs[i] == kDefaultDarg)
-          continue;
-        TypeArgs a = args;
-        a.dargs[i] = kDefaultDarg;
-        out.push_back(std::move(a));
-      }
-      scalar(&TypeArgs::rank);
-      break;
-    case Kind::Resized:
-      scalar(&TypeArgs::lb);
-      scalar(&TypeArgs::extent);
-      break;
-    }
     return out;
+  }
+
+  /// `args` without entry i of each of its lists of length n.
+  static TypeArgs dropEntry(const TypeArgs &args, size_t n, size_t i) {
+    TypeArgs a = args;
+    auto drop = [&](auto &v) {
+      if (v.size() == n)
+        v.erase(v.begin() + static_cast<long>(i));
+    };
+    drop(a.blocklens);
+    drop(a.displs);
+    drop(a.sizes);
+    drop(a.subsizes);
+    drop(a.starts);
+    drop(a.distribs);
+    drop(a.dargs);
+    if (args.kind == Kind::Struct)
+      drop(a.children);
+    // A darray keeps its process grid whole: fewer dimensions, fewer
+    // processes.
+    if (args.kind == Kind::Darray && a.psizes.size() == n) {
+      a.commSize /= a.psizes[i];
+      a.rank %= a.commSize;
+      a.psizes.erase(a.psizes.begin() + static_cast<long>(i));
+    }
+    return a;
   }
 };
 
@@ -661,9 +654,8 @@ int runRandom(Options &o, Checker &checker) {
                 "ddt-mpi-check --random 1 --seed %llu --first %llu "
                 "--max-depth %u%s\n",
                 static_cast<unsigned long long>(index),
-                static_cast<long long>(c.count),
-                printSpecExpr(*c.type).c_str(), result.c_str(),
-                static_cast<unsigned long long>(o.seed),
+                static_cast<long long>(c.count), printSpecExpr(*c.type).c_str(),
+                result.c_str(), static_cast<unsigned long long>(o.seed),
                 static_cast<unsigned long long>(index), o.maxDepth,
                 o.keepKnownDefects ? " --include-known-mpi-defects" : "");
     printSmallest(o, checker, c.type, c.count, result);
@@ -694,9 +686,8 @@ int runFile(const Options &o, Checker &checker) {
                 "ddt-mpi-check %s -t %s --count %lld\n",
                 b.name.c_str(), o.file.c_str(), b.line,
                 static_cast<long long>(o.fileCount),
-                printSpecExpr(*b.type).c_str(), result.c_str(),
-                o.file.c_str(), b.name.c_str(),
-                static_cast<long long>(o.fileCount));
+                printSpecExpr(*b.type).c_str(), result.c_str(), o.file.c_str(),
+                b.name.c_str(), static_cast<long long>(o.fileCount));
     printSmallest(o, checker, b.type, o.fileCount, result);
   }
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),
