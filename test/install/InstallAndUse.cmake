@@ -44,9 +44,10 @@ if(NOT run_output MATCHES "ddtc ${VERSION}\n")
   message(FATAL_ERROR "ddtc --version does not say ${VERSION}:\n${run_output}")
 endif()
 
-# find_package, from a copy of the example outside the source tree.
+# find_package, from a copy of the examples outside the source tree.
 set(src ${WORK_DIR}/capi)
 file(COPY ${EXAMPLE_DIR}/ DESTINATION ${src})
+file(COPY ${EXAMPLE_DIR}/../halo/ DESTINATION ${WORK_DIR}/halo)
 set(gen)
 if(GENERATOR)
   set(gen -G ${GENERATOR})
@@ -57,6 +58,19 @@ run("configuring the example with find_package(ddtc)" ${CMAKE_COMMAND} ${gen}
 run("building the example" ${CMAKE_COMMAND} --build ${WORK_DIR}/capi-build)
 run("the example built with find_package" ${WORK_DIR}/capi-build/ddtc-type-info)
 check_example_output("find_package(ddtc)" "${run_output}")
+# The halo example, built when the CUDA toolkit is there, needs a GPU to
+# pass; elsewhere it must start and say so (exit status 77).
+set(halo ${WORK_DIR}/capi-build/ddtc-halo-capi)
+if(EXISTS ${halo})
+  execute_process(COMMAND ${halo} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0 AND NOT rc EQUAL 77)
+    message(FATAL_ERROR "ddtc-halo-capi failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "ddtc-halo-capi (find_package): exit status ${rc}")
+else()
+  message(STATUS "ddtc-halo-capi was not built (no CUDA toolkit)")
+endif()
 
 # pkg-config, with the compiler alone.
 if(NOT PKG_CONFIG)
