@@ -12,14 +12,10 @@
 //   lib/Target/CUDA/NVRTCCompiler.cpp
 //                           DDTC_NVRTC_PATH, DDTC_DUMP_SOURCE (shared with the
 //                           ddtc compiler)
-//   runtime/mpi/Settings.cpp  DDTC_MPI_DISABLE, DDTC_MPI_VERBOSE,
-//                           DDTC_MPI_EAGER_LIMIT, DDTC_MPI_FRAGMENT,
-//                           DDTC_MPI_DEPTH, DDTC_MPI_CTAS, DDTC_MPI_PROTOCOL,
-//                           DDTC_MPI_HANDSHAKE (docs/MPI.md)
-//   tests only              DDTC_FAKE_ARCH, DDTC_FAKE_DELAY_US, DDTC_FAKE_SEED
-//                           (runtime/test/FakeCUDADriver.cpp),
-//                           DDTC_TEST_RANDOM_TYPES, DDTC_TEST_SPEC,
-//                           DDTC_TEST_EXIT_FROM_THREAD, DDTC_TEST_BANDWIDTH
+//   runtime/mpi/Settings.cpp  every DDTC_MPI_* variable, for libddtc-mpi
+//                           (listed in docs/MPI.md)
+//   tests only              DDTC_FAKE_* (runtime/test/FakeCUDADriver.cpp),
+//                           DDTC_TEST_* (the runtime and MPI layer tests)
 // The build reads DDTC_NVRTC_PATH too, to find NVRTC for the generic kernels.
 //===----------------------------------------------------------------------===//
 
