@@ -1,4 +1,4 @@
-//===- Datatype.cpp - MPI datatype trees and their argument rules ----------===//
+//===- Datatype.cpp - MPI datatype trees and their argument rules ---------===//
 
 #include "ddtc/Core/Datatype.h"
 #include "CheckedMath.h"
@@ -15,18 +15,8 @@ struct KindName {
 };
 const KindName kKindNames[] = {
     {Kind::Primitive, "primitive"},
-    {Kind::Contiguous, "contiguous"},
-    {Kind::Vector, "vector"},
-    {Kind::HVector, "hvector"},
-    {Kind::Indexed, "indexed"},
-    {Kind::HIndexed, "hindexed"},
-    {Kind::IndexedBlock, "indexed_block"},
-    {Kind::HIndexedBlock, "hindexed_block"},
-    {Kind::Struct, "struct"},
-    {Kind::Subarray, "subarray"},
-    {Kind::Darray, "darray"},
-    {Kind::Resized, "resized"},
-    {Kind::Dup, "dup"},
+#define DDTC_CONSTRUCTOR(KIND, NAME) {Kind::KIND, NAME},
+#include "ddtc/Core/Constructors.def"
 };
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -56,7 +46,8 @@ std::string checkSubarray(const TypeArgs &a) {
   size_t n = a.sizes.size();
   if (n == 0)
     return "subarray needs at least one dimension";
-  if (auto e = sameLength("sizes", n, "subsizes", a.subsizes.size()); !e.empty())
+  if (auto e = sameLength("sizes", n, "subsizes", a.subsizes.size());
+      !e.empty())
     return e;
   if (auto e = sameLength("sizes", n, "starts", a.starts.size()); !e.empty())
     return e;
@@ -111,19 +102,17 @@ std::string checkDarray(const TypeArgs &a) {
     switch (a.distribs[i]) {
     case Distribution::None:
       if (a.psizes[i] != 1)
-        return "dimension " + str(i) +
-               " is not distributed (none) so psizes" + d + " must be 1, got " +
-               str(a.psizes[i]);
+        return "dimension " + str(i) + " is not distributed (none) so psizes" +
+               d + " must be 1, got " + str(a.psizes[i]);
       break;
     case Distribution::Block:
       if (darg != kDefaultDarg) {
         Checked cc;
         int64_t cover = cc.mul(darg, a.psizes[i]);
         if (!cc.overflowed && cover < a.sizes[i])
-          return "block distribution of dimension " + str(i) +
-                 " needs dargs" + d + " * psizes" + d + " >= gsizes" + d +
-                 ", got " + str(darg) + " * " + str(a.psizes[i]) + " < " +
-                 str(a.sizes[i]);
+          return "block distribution of dimension " + str(i) + " needs dargs" +
+                 d + " * psizes" + d + " >= gsizes" + d + ", got " + str(darg) +
+                 " * " + str(a.psizes[i]) + " < " + str(a.sizes[i]);
       }
       break;
     case Distribution::Cyclic:
@@ -316,8 +305,8 @@ bool equalTrees(const Datatype &x, const Datatype &y) {
     break;
   case Kind::Vector:
   case Kind::HVector:
-    same = a.count == b.count && a.blocklen == b.blocklen &&
-           a.stride == b.stride;
+    same =
+        a.count == b.count && a.blocklen == b.blocklen && a.stride == b.stride;
     break;
   case Kind::Indexed:
   case Kind::HIndexed:

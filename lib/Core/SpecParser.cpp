@@ -7,6 +7,8 @@
 
 #include "ddtc/Core/SpecParser.h"
 
+#include "ddtc/Core/Constructors.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -31,8 +33,18 @@ constexpr unsigned kMaxNesting = 1000;
 // Tokens
 //===----------------------------------------------------------------------===//
 
-enum class Tok { Ident, Int, LParen, RParen, LBracket, RBracket, Comma, Equals,
-                 End, Error };
+enum class Tok {
+  Ident,
+  Int,
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  Comma,
+  Equals,
+  End,
+  Error
+};
 
 struct Token {
   Tok kind = Tok::End;
@@ -89,13 +101,26 @@ public:
     ++pos_;
     t.text = line_.substr(start, 1);
     switch (c) {
-    case '(': t.kind = Tok::LParen; return t;
-    case ')': t.kind = Tok::RParen; return t;
-    case '[': t.kind = Tok::LBracket; return t;
-    case ']': t.kind = Tok::RBracket; return t;
-    case ',': t.kind = Tok::Comma; return t;
-    case '=': t.kind = Tok::Equals; return t;
-    default: break;
+    case '(':
+      t.kind = Tok::LParen;
+      return t;
+    case ')':
+      t.kind = Tok::RParen;
+      return t;
+    case '[':
+      t.kind = Tok::LBracket;
+      return t;
+    case ']':
+      t.kind = Tok::RBracket;
+      return t;
+    case ',':
+      t.kind = Tok::Comma;
+      return t;
+    case '=':
+      t.kind = Tok::Equals;
+      return t;
+    default:
+      break;
     }
     t.kind = Tok::Error;
     if (c == '-' || c == '+')
@@ -152,127 +177,8 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
-// Constructor signatures
+// Helpers
 //===----------------------------------------------------------------------===//
-
-/// Where an argument goes in TypeArgs; the field decides its syntax.
-enum class Field {
-  Count, Blocklen, Stride, Lb, Extent, CommSize, Rank, // integer
-  Blocklens, Displs, Sizes, Subsizes, Starts, Psizes,  // [integer, ...]
-  Distribs,                                            // [block|cyclic|none]
-  Dargs,                                               // [integer|default]
-  Order,                                               // C|Fortran
-  Child,                                               // type
-  Children,                                            // [type, ...]
-};
-
-struct Param {
-  const char *name; ///< as the messages and the docs call it
-  Field field;
-};
-
-struct Signature {
-  Kind kind;
-  std::vector<Param> params;
-};
-
-const std::vector<Signature> &signatures() {
-  static const std::vector<Signature> sigs = {
-      {Kind::Contiguous, {{"count", Field::Count}, {"type", Field::Child}}},
-      {Kind::Vector,
-       {{"count", Field::Count},
-        {"blocklen", Field::Blocklen},
-        {"stride", Field::Stride},
-        {"type", Field::Child}}},
-      {Kind::HVector,
-       {{"count", Field::Count},
-        {"blocklen", Field::Blocklen},
-        {"stride", Field::Stride},
-        {"type", Field::Child}}},
-      {Kind::Indexed,
-       {{"blocklens", Field::Blocklens},
-        {"displs", Field::Displs},
-        {"type", Field::Child}}},
-      {Kind::HIndexed,
-       {{"blocklens", Field::Blocklens},
-        {"displs", Field::Displs},
-        {"type", Field::Child}}},
-      {Kind::IndexedBlock,
-       {{"blocklen", Field::Blocklen},
-        {"displs", Field::Displs},
-        {"type", Field::Child}}},
-      {Kind::HIndexedBlock,
-       {{"blocklen", Field::Blocklen},
-        {"displs", Field::Displs},
-        {"type", Field::Child}}},
-      {Kind::Struct,
-       {{"blocklens", Field::Blocklens},
-        {"displs", Field::Displs},
-        {"types", Field::Children}}},
-      {Kind::Subarray,
-       {{"sizes", Field::Sizes},
-        {"subsizes", Field::Subsizes},
-        {"starts", Field::Starts},
-        {"order", Field::Order},
-        {"type", Field::Child}}},
-      {Kind::Darray,
-       {{"size", Field::CommSize},
-        {"rank", Field::Rank},
-        {"gsizes", Field::Sizes},
-        {"distribs", Field::Distribs},
-        {"dargs", Field::Dargs},
-        {"psizes", Field::Psizes},
-        {"order", Field::Order},
-        {"type", Field::Child}}},
-      {Kind::Resized,
-       {{"lb", Field::Lb}, {"extent", Field::Extent}, {"type", Field::Child}}},
-      {Kind::Dup, {{"type", Field::Child}}},
-  };
-  return sigs;
-}
-
-const Signature &signatureOf(Kind k) {
-  for (const Signature &s : signatures())
-    if (s.kind == k)
-      return s;
-  return signatures().front(); // unreachable: every constructor is listed
-}
-
-int64_t *intField(TypeArgs &a, Field f) {
-  switch (f) {
-  case Field::Count: return &a.count;
-  case Field::Blocklen: return &a.blocklen;
-  case Field::Stride: return &a.stride;
-  case Field::Lb: return &a.lb;
-  case Field::Extent: return &a.extent;
-  case Field::CommSize: return &a.commSize;
-  case Field::Rank: return &a.rank;
-  default: return nullptr;
-  }
-}
-
-std::vector<int64_t> *intListField(TypeArgs &a, Field f) {
-  switch (f) {
-  case Field::Blocklens: return &a.blocklens;
-  case Field::Displs: return &a.displs;
-  case Field::Sizes: return &a.sizes;
-  case Field::Subsizes: return &a.subsizes;
-  case Field::Starts: return &a.starts;
-  case Field::Psizes: return &a.psizes;
-  default: return nullptr;
-  }
-}
-
-/// "(count, blocklen, stride, type)"
-std::string paramList(const Signature &sig) {
-  std::string s = "(";
-  for (size_t i = 0; i < sig.params.size(); ++i) {
-    if (i)
-      s += ", ";
-    s += sig.params[i].name;
-  }
-  return s + ")";
-}
 
 /// Edit distance, for "did you mean" hints.
 size_t editDistance(std::string_view a, std::string_view b) {
@@ -284,8 +190,8 @@ size_t editDistance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min(
+          {row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diag = up;
     }
   }
@@ -349,17 +255,16 @@ private:
   bool parseType(TypeRef &out, const std::string &where, unsigned depth);
   /// Parses the arguments of a call whose '(' is just before byte
   /// `argsPos`, and builds the type.
-  bool parseCall(const Token &name, size_t argsPos, Kind kind, TypeRef &out,
-                 unsigned depth);
-  bool parseArgument(TypeArgs &args, const Param &param, const char *ctor,
-                     unsigned depth);
+  bool parseCall(const Token &name, size_t argsPos,
+                 const ConstructorSignature &sig, TypeRef &out, unsigned depth);
+  bool parseArgument(TypeArgs &args, const ConstructorArgument &arg,
+                     const char *ctor, unsigned depth);
   bool parseInt(int64_t &out, const std::string &what);
-  bool parseIntList(std::vector<int64_t> &out, const std::string &what);
-  bool parseDistribList(std::vector<Distribution> &out,
-                        const std::string &what);
-  bool parseDargList(std::vector<int64_t> &out, const std::string &what);
-  bool parseTypeList(std::vector<TypeRef> &out, const std::string &what,
-                     unsigned depth);
+  /// `[e, e, ...]`, possibly empty; `element` parses one entry.
+  template <class ParseElement>
+  bool parseBracketList(const std::string &what, ParseElement element);
+  bool parseDistrib(Distribution &out, const std::string &what);
+  bool parseDarg(int64_t &out, const std::string &what);
   bool parseOrder(Order &out, const std::string &what);
   /// The top-level commas of a call from byte `argsPos` (just after its
   /// '(') to its ')'. False when the call does not close on the line or its
@@ -441,12 +346,11 @@ bool Parser::parseLine() {
                               "binding name");
   auto prev = bindingIndex_.find(nameStr);
   if (prev != bindingIndex_.end())
-    return fail(name.pos, "redefinition of '" + nameStr +
-                              "' (first defined at line " +
-                              std::to_string(out_.bindings[prev->second].line) +
-                              ")");
-  if (!expect(Tok::Equals, "expected '=' after the binding name '" + nameStr +
-                               "'"))
+    return fail(name.pos,
+                "redefinition of '" + nameStr + "' (first defined at line " +
+                    std::to_string(out_.bindings[prev->second].line) + ")");
+  if (!expect(Tok::Equals,
+              "expected '=' after the binding name '" + nameStr + "'"))
     return false;
   TypeRef type;
   if (!parseType(type, "for the binding '" + nameStr + "'", 0))
@@ -491,8 +395,7 @@ TypeRef Parser::primitiveRef(Primitive p) {
   return ref;
 }
 
-bool Parser::parseType(TypeRef &out, const std::string &where,
-                       unsigned depth) {
+bool Parser::parseType(TypeRef &out, const std::string &where, unsigned depth) {
   if (depth >= kMaxNesting)
     return failAtNext("type expression nested more than " +
                       std::to_string(kMaxNesting) + " levels deep");
@@ -505,10 +408,9 @@ bool Parser::parseType(TypeRef &out, const std::string &where,
   // A constructor call: one word and '('.
   if (peek().kind == Tok::LParen) {
     std::string word(first.text);
-    if (std::optional<Kind> k = lookupKind(word);
-        k && *k != Kind::Primitive) {
+    if (std::optional<Kind> k = lookupKind(word); k && *k != Kind::Primitive) {
       size_t argsPos = take().pos + 1;
-      return parseCall(first, argsPos, *k, out, depth);
+      return parseCall(first, argsPos, *getConstructor(*k), out, depth);
     }
     if (lookupPrimitive(word) || bindingIndex_.count(word))
       return fail(peek().pos, "unexpected '(' after '" + word +
@@ -516,8 +418,8 @@ bool Parser::parseType(TypeRef &out, const std::string &where,
     std::string msg = "unknown constructor '" + word + "'";
     const char *best = nullptr;
     size_t bestDist = 3;
-    for (const Signature &sig : signatures()) {
-      const char *c = getKindName(sig.kind);
+    for (const ConstructorSignature &sig : allConstructors()) {
+      const char *c = sig.name;
       size_t d = editDistance(word, c);
       if (d < bestDist) {
         bestDist = d;
@@ -555,31 +457,31 @@ bool Parser::parseType(TypeRef &out, const std::string &where,
   return fail(first.pos, unknownTypeMessage(name));
 }
 
-bool Parser::parseCall(const Token &name, size_t argsPos, Kind kind,
-                       TypeRef &out, unsigned depth) {
-  const Signature &sig = signatureOf(kind);
-  const char *ctor = getKindName(kind);
-  size_t n = sig.params.size();
+bool Parser::parseCall(const Token &name, size_t argsPos,
+                       const ConstructorSignature &sig, TypeRef &out,
+                       unsigned depth) {
+  const char *ctor = sig.name;
+  size_t n = sig.arguments.size();
   auto arityMessage = [&](const std::string &got) {
     return std::string(ctor) + " takes " + std::to_string(n) +
-           (n == 1 ? " argument " : " arguments ") + paramList(sig) +
+           (n == 1 ? " argument " : " arguments ") + formatArgumentList(sig) +
            ", got " + got;
   };
 
   TypeArgs args;
-  args.kind = kind;
+  args.kind = sig.kind;
   for (size_t i = 0; i < n; ++i) {
     if (i > 0) {
       if (peek().kind == Tok::RParen)
         return fail(peek().pos, arityMessage(std::to_string(i)));
       if (!expect(Tok::Comma, std::string("expected ',' after the ") +
-                                  sig.params[i - 1].name + " of " + ctor))
+                                  sig.arguments[i - 1].name + " of " + ctor))
         return false;
     } else if (peek().kind == Tok::RParen) {
       return fail(peek().pos, arityMessage("0"));
     }
     size_t taken = tokensTaken_;
-    if (!parseArgument(args, sig.params[i], ctor, depth)) {
+    if (!parseArgument(args, sig.arguments[i], ctor, depth)) {
       // An argument rejected at its first token is most often one written
       // in the wrong place because an argument is missing or extra, as in
       // `vector(3, 2, double)`: then the count is what to report.
@@ -600,7 +502,7 @@ bool Parser::parseCall(const Token &name, size_t argsPos, Kind kind,
                                            : "more than " + std::to_string(n)));
   }
   if (!expect(Tok::RParen, std::string("expected ')' after the ") +
-                               sig.params[n - 1].name + " of " + ctor))
+                               sig.arguments[n - 1].name + " of " + ctor))
     return false;
 
   std::string error;
@@ -651,32 +553,37 @@ bool Parser::scanArguments(size_t argsPos, ArgumentScan &scan) {
   }
 }
 
-bool Parser::parseArgument(TypeArgs &args, const Param &param,
+bool Parser::parseArgument(TypeArgs &args, const ConstructorArgument &arg,
                            const char *ctor, unsigned depth) {
-  std::string what = std::string("the ") + param.name + " of " + ctor;
-  if (int64_t *f = intField(args, param.field))
-    return parseInt(*f, what);
-  if (std::vector<int64_t> *f = intListField(args, param.field))
-    return parseIntList(*f, what);
-  switch (param.field) {
-  case Field::Distribs:
-    return parseDistribList(args.distribs, what);
-  case Field::Dargs:
-    return parseDargList(args.dargs, what);
-  case Field::Order:
+  std::string what = std::string("the ") + arg.name + " of " + ctor;
+  switch (arg.syntax) {
+  case ArgSyntax::Int:
+    return parseInt(args.*getIntMember(arg.field), what);
+  case ArgSyntax::IntList: {
+    std::vector<int64_t> &list = args.*getIntListMember(arg.field);
+    return parseBracketList(what, [&] {
+      if (peek().kind != Tok::Int)
+        return failAtNext("expected an integer in " + what);
+      list.push_back(take().value);
+      return true;
+    });
+  }
+  case ArgSyntax::DistribList:
+    return parseBracketList(
+        what, [&] { return parseDistrib(args.distribs.emplace_back(), what); });
+  case ArgSyntax::DargList:
+    return parseBracketList(
+        what, [&] { return parseDarg(args.dargs.emplace_back(), what); });
+  case ArgSyntax::Order:
     return parseOrder(args.order, what);
-  case Field::Child: {
-    TypeRef child;
-    if (!parseType(child, "for " + what, depth + 1))
-      return false;
-    args.children.push_back(std::move(child));
-    return true;
+  case ArgSyntax::Type:
+    return parseType(args.children.emplace_back(), "for " + what, depth + 1);
+  case ArgSyntax::TypeList:
+    return parseBracketList(what, [&] {
+      return parseType(args.children.emplace_back(), "in " + what, depth + 1);
+    });
   }
-  case Field::Children:
-    return parseTypeList(args.children, what, depth);
-  default:
-    return false; // unreachable: every field is handled above
-  }
+  return false; // unreachable: every syntax is handled above
 }
 
 bool Parser::parseInt(int64_t &out, const std::string &what) {
@@ -686,7 +593,8 @@ bool Parser::parseInt(int64_t &out, const std::string &what) {
   return true;
 }
 
-bool Parser::parseIntList(std::vector<int64_t> &out, const std::string &what) {
+template <class ParseElement>
+bool Parser::parseBracketList(const std::string &what, ParseElement element) {
   if (!expect(Tok::LBracket, "expected '[' to start " + what))
     return false;
   if (peek().kind == Tok::RBracket) {
@@ -694,9 +602,8 @@ bool Parser::parseIntList(std::vector<int64_t> &out, const std::string &what) {
     return true;
   }
   for (;;) {
-    if (peek().kind != Tok::Int)
-      return failAtNext("expected an integer in " + what);
-    out.push_back(take().value);
+    if (!element())
+      return false;
     if (peek().kind == Tok::RBracket) {
       take();
       return true;
@@ -706,80 +613,30 @@ bool Parser::parseIntList(std::vector<int64_t> &out, const std::string &what) {
   }
 }
 
-bool Parser::parseDistribList(std::vector<Distribution> &out,
-                              const std::string &what) {
-  if (!expect(Tok::LBracket, "expected '[' to start " + what))
-    return false;
-  if (peek().kind == Tok::RBracket) {
-    take();
-    return true;
-  }
-  for (;;) {
-    const Token &t = peek();
-    if (t.kind == Tok::Ident && t.text == "block")
-      out.push_back(Distribution::Block);
-    else if (t.kind == Tok::Ident && t.text == "cyclic")
-      out.push_back(Distribution::Cyclic);
-    else if (t.kind == Tok::Ident && t.text == "none")
-      out.push_back(Distribution::None);
-    else
-      return failAtNext("expected 'block', 'cyclic' or 'none' in " + what);
-    take();
-    if (peek().kind == Tok::RBracket) {
-      take();
-      return true;
-    }
-    if (!expect(Tok::Comma, "expected ',' or ']' in " + what))
-      return false;
-  }
+bool Parser::parseDistrib(Distribution &out, const std::string &what) {
+  const Token &t = peek();
+  if (t.kind == Tok::Ident && t.text == "block")
+    out = Distribution::Block;
+  else if (t.kind == Tok::Ident && t.text == "cyclic")
+    out = Distribution::Cyclic;
+  else if (t.kind == Tok::Ident && t.text == "none")
+    out = Distribution::None;
+  else
+    return failAtNext("expected 'block', 'cyclic' or 'none' in " + what);
+  take();
+  return true;
 }
 
-bool Parser::parseDargList(std::vector<int64_t> &out,
-                           const std::string &what) {
-  if (!expect(Tok::LBracket, "expected '[' to start " + what))
-    return false;
-  if (peek().kind == Tok::RBracket) {
-    take();
-    return true;
-  }
-  for (;;) {
-    const Token &t = peek();
-    if (t.kind == Tok::Int)
-      out.push_back(t.value);
-    else if (t.kind == Tok::Ident && t.text == "default")
-      out.push_back(kDefaultDarg);
-    else
-      return failAtNext("expected an integer or 'default' in " + what);
-    take();
-    if (peek().kind == Tok::RBracket) {
-      take();
-      return true;
-    }
-    if (!expect(Tok::Comma, "expected ',' or ']' in " + what))
-      return false;
-  }
-}
-
-bool Parser::parseTypeList(std::vector<TypeRef> &out, const std::string &what,
-                           unsigned depth) {
-  if (!expect(Tok::LBracket, "expected '[' to start " + what))
-    return false;
-  if (peek().kind == Tok::RBracket) {
-    take();
-    return true;
-  }
-  for (;;) {
-    TypeRef t;
-    if (!parseType(t, "in " + what, depth + 1))
-      return false;
-    out.push_back(std::move(t));
-    if (peek().kind == Tok::RBracket) {
-      take();
-      return true;
-    }
-    if (!expect(Tok::Comma, "expected ',' or ']' in " + what))
-      return false;
-  }
+bool Parser::parseDarg(int64_t &out, const std::string &what) {
+  const Token &t = peek();
+  if (t.kind == Tok::Int)
+    out = t.value;
+  else if (t.kind == Tok::Ident && t.text == "default")
+    out = kDefaultDarg;
+  else
+    return failAtNext("expected an integer or 'default' in " + what);
+  take();
+  return true;
 }
 
 bool Parser::parseOrder(Order &out, const std::string &what) {

@@ -1,4 +1,4 @@
-//===- MPIPrimitives.h - Named MPI types and their names ----------*- C++ -*-===//
+//===- MPIPrimitives.h - Named MPI types and their names --------*- C++ -*-===//
 //
 // Lookups shared by the MPI importer and exporter; private to lib/MPI.
 //===----------------------------------------------------------------------===//

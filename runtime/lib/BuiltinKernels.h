@@ -1,7 +1,8 @@
 //===- BuiltinKernels.h - Generic kernels compiled with the library -*- C++ -*-===//
 //
 // The work-unit kernels of every access width, compiled by NVRTC when the
-// library is built (GenerateBuiltinKernels.cpp writes BuiltinKernels.gen.cpp):
+// library is built (runtime/tools/ddtc-builtin-kernels writes
+// BuiltinKernels.gen.cpp):
 // PTX for a low virtual architecture, which the driver compiles for any
 // newer GPU, and cubins for the architectures named at configure time.
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,22 @@
-//===- Config.h - The runtime's settings, from the environment ----*- C++ -*-===//
+//===- Config.h - The runtime's settings, from the environment --*- C++ -*-===//
 //
-// Every DDTC_* variable the runtime reads, read once on first use (see
-// docs/Runtime.md for what each does).
+// The runtime's settings, read once on first use. docs/Runtime.md says what
+// each variable does. Every DDTC_* variable read by libddtc, by the layers on
+// it and by its tests, and where:
+//   here (Config.cpp)       DDTC_CACHE_DIR, DDTC_DISABLE_CACHE, DDTC_JIT,
+//                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
+//                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
+//                           DDTC_JIT_THREADS
+//   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
+//                           loads the driver before any setting is read)
+//   lib/Target/CUDA/NVRTCCompiler.cpp
+//                           DDTC_NVRTC_PATH, DDTC_DUMP_SOURCE (shared with the
+//                           ddtc compiler)
+//   runtime/mpi/Settings.cpp  every DDTC_MPI_* variable, for libddtc-mpi
+//                           (listed in docs/MPI.md)
+//   tests only              DDTC_FAKE_* (runtime/test/FakeCUDADriver.cpp),
+//                           DDTC_TEST_* (the runtime and MPI layer tests)
+// The build reads DDTC_NVRTC_PATH too, to find NVRTC for the generic kernels.
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_RUNTIME_CONFIG_H

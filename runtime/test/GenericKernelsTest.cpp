@@ -1,11 +1,11 @@
-//===- GenericKernelsTest.cpp - The generic kernels, run on the CPU --------===//
+//===- GenericKernelsTest.cpp - The generic kernels, run on the CPU -------===//
 //
 // Every type can be served by a generic (work-unit) kernel while its
 // specialized kernel compiles. This test builds the work-unit plan of random
 // types (makeUnitsPlan) and runs the generic kernels' very source, compiled
 // into this test through CPUEmulation.h, against the reference pack and
-// unpack: whole and partial ranges, capped grids, aligned and misaligned
-// buffers.
+// unpack (the KernelCheck harness): whole and partial ranges, capped grids,
+// aligned and misaligned buffers.
 //===----------------------------------------------------------------------===//
 
 #include "TestHarness.h"
@@ -14,8 +14,8 @@
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
-#include "ddtc/Core/Typemap.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <cstdint>
@@ -25,17 +25,16 @@
 #include <string>
 #include <vector>
 
-// The generic kernels, as libddtc's build compiles them with NVRTC.
+// The generic kernels, as libddtc's build compiles them with NVRTC, after
+// the header that lets the host compiler run them.
 #include "ddtc/Target/CUDA/CPUEmulation.h"
+
 #include "GenericKernelSources.inc"
 
 using namespace ddtc;
 using namespace ddtc::test;
 
 namespace {
-
-constexpr unsigned char kPoison = 0xA5;
-constexpr int64_t kGuard = 64;
 
 template <typename P>
 void runPack(void (*k)(const unsigned char *, unsigned char *, P,
@@ -84,10 +83,6 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
   return false;
 }
 
-struct Failure {
-  std::string what;
-};
-
 /// Checks one type; returns an empty string or what went wrong.
 std::string checkType(const Datatype &type, int64_t count,
                       std::mt19937_64 &rng) {
@@ -106,22 +101,17 @@ std::string checkType(const Datatype &type, int64_t count,
     at += u.length;
   }
   if (at != size)
-    return "units cover " + std::to_string(at) + " of " +
-           std::to_string(size) + " bytes";
+    return "units cover " + std::to_string(at) + " of " + std::to_string(size) +
+           " bytes";
   if (rt::estimateUnits(spec.layout) < static_cast<int64_t>(g.units.size()))
     return "estimateUnits is below the real count";
   if (kernelShapeKey(g) != "units.w" + std::to_string(g.width))
     return "unexpected shape " + kernelShapeKey(g);
 
-  const int64_t total = size * count;
-  int64_t spanLo = 0, spanHi = 0;
-  std::string error;
-  if (!touchedSpan(type, count, spanLo, spanHi, error))
-    return error;
-  const int64_t span = spanHi - spanLo;
-  std::vector<unsigned char> source(span + 2 * kGuard + 32);
-  for (unsigned char &c : source)
-    c = static_cast<unsigned char>(rng());
+  KernelChecker checker(type, count);
+  if (!checker.error().empty())
+    return checker.error();
+  const int64_t total = checker.packedBytes();
   std::vector<long long> table;
   for (int64_t v : encodeUnitTable(g))
     table.push_back(v);
@@ -133,14 +123,8 @@ std::string checkType(const Datatype &type, int64_t count,
     ranges.push_back({std::min(a, b), std::max(a, b)});
   }
   const int64_t caps[] = {0, 1 + static_cast<int64_t>(rng() % 3)};
+  // The buffers aligned as cudaMalloc's, or both shifted by one byte.
   for (int misalign = 0; misalign < 2; ++misalign) {
-    // The origin: aligned to 16 (as cudaMalloc), or shifted by one byte.
-    uintptr_t base = reinterpret_cast<uintptr_t>(source.data()) + kGuard;
-    base = (base + 15) & ~uintptr_t(15);
-    unsigned char *origin = reinterpret_cast<unsigned char *>(
-        base + misalign - static_cast<uintptr_t>(spanLo));
-    std::vector<unsigned char> ref(total);
-    referencePack(type, count, origin, ref.data());
     for (auto [lo, hi] : ranges) {
       for (int64_t cap : caps) {
         LaunchConfig cfg = computeLaunch(g, count, lo, hi, cap);
@@ -151,39 +135,24 @@ std::string checkType(const Datatype &type, int64_t count,
                             std::to_string(cap) + ", misaligned " +
                             std::to_string(misalign) + ", width " +
                             std::to_string(g.width) + ")";
-        // Pack into a poisoned buffer with guards.
-        std::vector<unsigned char> out(hi - lo + 2 * kGuard + 32, kPoison);
-        uintptr_t p = reinterpret_cast<uintptr_t>(out.data()) + kGuard;
-        p = (p + 15) & ~uintptr_t(15);
-        unsigned char *packed = reinterpret_cast<unsigned char *>(p + misalign);
-        if (cfg.grid > 0 &&
-            !launch(true, g.width, cfg, origin, packed, table.data()))
-          return "no generic kernel of width " + std::to_string(g.width);
-        for (int64_t k = lo; k < hi; ++k)
-          if (packed[k - lo] != ref[k])
-            return "pack differs at packed byte " + std::to_string(k) + where;
-        for (unsigned char *q = out.data(); q < packed; ++q)
-          if (*q != kPoison)
-            return "pack wrote before the buffer" + where;
-        for (unsigned char *q = packed + (hi - lo); q < out.data() + out.size(); ++q)
-          if (*q != kPoison)
-            return "pack wrote after the buffer" + where;
-        // Unpack the same bytes into a poisoned origin buffer.
-        std::vector<unsigned char> dst(source.size(), kPoison),
-            expect(source.size(), kPoison);
-        unsigned char *dstOrigin = dst.data() + (origin - source.data());
-        unsigned char *expectOrigin = expect.data() + (origin - source.data());
-        referenceUnpackRange(type, count, ref.data(), lo, hi, expectOrigin);
-        if (cfg.grid > 0)
-          launch(false, g.width, cfg, dstOrigin, packed, table.data());
-        if (dst != expect) {
-          size_t k = 0;
-          while (dst[k] == expect[k])
-            ++k;
-          return "unpack differs at origin byte " +
-                 std::to_string(static_cast<int64_t>(k) -
-                                (origin - source.data())) +
-                 where;
+        auto runKernel = [&](const KernelCall &call,
+                             KernelBuffers &b) -> std::string {
+          if (cfg.grid > 0 &&
+              !launch(call.pack, g.width, cfg,
+                      static_cast<unsigned char *>(b.origin()),
+                      static_cast<unsigned char *>(b.packed()), table.data()))
+            return "no generic kernel of width " + std::to_string(g.width);
+          return "";
+        };
+        for (bool pack : {true, false}) {
+          KernelCall call;
+          call.pack = pack;
+          call.lo = lo;
+          call.hi = hi;
+          call.originShift = call.packedShift = misalign;
+          std::string r = checker.check(call, runKernel);
+          if (!r.empty())
+            return r + where;
         }
       }
     }

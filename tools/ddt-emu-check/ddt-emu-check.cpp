@@ -8,9 +8,9 @@
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
-#include "ddtc/Core/Typemap.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Testing/CheckerOptions.h"
+#include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <dlfcn.h>
@@ -19,8 +19,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -59,7 +59,8 @@ and loads it. Then, at 1 instance and at a count > 1:
   - unpacks into a poisoned origin buffer and compares the whole buffer
     (guard bytes included) with the reference unpack of the same range
     applied to an identically poisoned buffer (types whose runs overlap are
-    fed their own packed image, so every write of a byte agrees).
+    fed their own packed image, so every write of a byte agrees), and checks
+    that unpack left its packed input alone.
 The kernels are compiled with -fsanitize=alignment: a wide access at an
 address a GPU would fault on stops the run and fails the case, as does a
 crash.
@@ -85,6 +86,7 @@ options:
   -O LEVEL         optimization level of the kernels' compile (default 1)
   -v               print every case
   --help           this text
+  --version        the ddtc version
 
 environment:
   DDTC_CXX         the C++ compiler (default: c++)
@@ -100,12 +102,6 @@ struct Options : CheckerOptions {
 using Seconds = std::chrono::duration<double>;
 double since(std::chrono::steady_clock::time_point t) {
   return Seconds(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string hexByte(uint8_t b) {
-  char s[8];
-  std::snprintf(s, sizeof s, "0x%02x", b);
-  return s;
 }
 
 /// One datatype to check, with what was emitted for it.
@@ -258,8 +254,8 @@ bool buildLibrary(const Options &o, const std::vector<Case> &cases,
   std::string dir = o.keep;
   if (dir.empty()) {
     const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") +
-                       "/ddt-emu-check.XXXXXX";
+    std::string tmpl =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/ddt-emu-check.XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     if (!mkdtemp(buf.data())) {
@@ -284,9 +280,8 @@ bool buildLibrary(const Options &o, const std::vector<Case> &cases,
   writeSeconds = since(t0);
   t0 = std::chrono::steady_clock::now();
   const char *cxx = std::getenv("DDTC_CXX");
-  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") +
-                    " -std=c++17 -O" + o.optLevel +
-                    " -shared -fPIC -fno-strict-aliasing -w";
+  std::string cmd = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++17 -O" +
+                    o.optLevel + " -shared -fPIC -fno-strict-aliasing -w";
   const std::string base = cmd;
   if (o.sanitize)
     cmd += " -fsanitize=alignment -fno-sanitize-recover=alignment";
@@ -329,8 +324,8 @@ bool buildLibrary(const Options &o, const std::vector<Case> &cases,
     return false;
   }
   lib.table = static_cast<const EmuFn *>(dlsym(lib.handle, "ddtc_emu_table"));
-  lib.paramBytes = static_cast<const long long *>(
-      dlsym(lib.handle, "ddtc_emu_param_bytes"));
+  lib.paramBytes =
+      static_cast<const long long *>(dlsym(lib.handle, "ddtc_emu_param_bytes"));
   if (!lib.table || !lib.paramBytes) {
     std::fprintf(stderr, "ddt-emu-check: %s lacks its entry table\n",
                  so.c_str());
@@ -357,36 +352,6 @@ std::string describePlan(const KernelPlan &plan) {
   return os.str();
 }
 
-bool runsOverlap(std::vector<Run> runs) {
-  std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) {
-    return a.offset < b.offset;
-  });
-  for (size_t i = 1; i < runs.size(); ++i)
-    if (runs[i - 1].offset + runs[i - 1].length > runs[i].offset)
-      return true;
-  return false;
-}
-
-/// A byte buffer with an alignment we choose: data() + shift is aligned to
-/// 64 bytes plus `misalign`.
-class Buffer {
-public:
-  Buffer(int64_t len, int64_t misalign) : len_(len) {
-    storage_.resize(static_cast<size_t>(len + 128));
-    uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
-    uintptr_t aligned = (base + 63) / 64 * 64 + static_cast<uintptr_t>(misalign);
-    start_ = aligned - base;
-  }
-  uint8_t *data() { return storage_.data() + start_; }
-  uint8_t &operator[](int64_t i) { return data()[i]; }
-  int64_t size() const { return len_; }
-
-private:
-  std::vector<uint8_t> storage_;
-  size_t start_ = 0;
-  int64_t len_;
-};
-
 class Checker {
 public:
   Checker(const Library &lib, int64_t maxSpan) : lib_(lib), maxSpan_(maxSpan) {}
@@ -403,8 +368,8 @@ private:
 
 std::string Checker::check(const Case &c, size_t index) {
   if (lib_.paramBytes[index] !=
-      static_cast<long long>(
-          8 * computeLaunch(c.plan, 1, 0, 0, 0).params.size()))
+      static_cast<long long>(8 *
+                             computeLaunch(c.plan, 1, 0, 0, 0).params.size()))
     return "the parameter struct has " +
            std::to_string(lib_.paramBytes[index]) +
            " bytes, computeLaunch fills " +
@@ -418,31 +383,13 @@ std::string Checker::check(const Case &c, size_t index) {
 
 std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
                                 std::mt19937_64 &rng) {
-  const Datatype &type = *c.type;
-  std::ostringstream os;
-  os << "count " << count << ": ";
-  int64_t spanLo = 0, spanHi = 0;
-  std::string error;
-  if (!touchedSpan(type, count, spanLo, spanHi, error))
-    return os.str() + error;
-  const int64_t total = packedSize(type, count);
-  if (total < 0 || total > maxSpan_ || (spanLo < 0 && spanHi > maxSpan_ + spanLo) ||
-      spanHi - spanLo > maxSpan_)
-    return os.str() + "the buffers (from offset " + std::to_string(spanLo) +
-           " to " + std::to_string(spanHi) + ", " + std::to_string(total) +
-           " bytes packed) exceed --max-span";
-  const int64_t guard = 64;
-  const int64_t span = spanHi - spanLo + 2 * guard;
-  const std::vector<Run> runs = flatten(type, count);
-  const bool overlap = runsOverlap(runs);
-
-  // The reference pack of the whole stream.
-  auto originIndex = [&](int64_t offset) { return offset - spanLo + guard; };
-  std::vector<uint8_t> source(static_cast<size_t>(span));
-  for (int64_t i = 0; i < span; ++i)
-    source[i] = sourceByte(spanLo - guard + i);
-  std::vector<uint8_t> refPacked(static_cast<size_t>(total));
-  referencePack(type, count, source.data() + originIndex(0), refPacked.data());
+  std::string prefix = "count " + std::to_string(count) + ": ";
+  KernelCheckOptions options;
+  options.maxSpan = maxSpan_;
+  KernelChecker checker(*c.type, count, options);
+  if (!checker.error().empty())
+    return prefix + checker.error() + " (--max-span)";
+  const int64_t total = checker.packedBytes();
 
   struct Range {
     int64_t lo, hi;
@@ -458,6 +405,9 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
   // right for any multiple of 32 threads.
   KernelPlan otherBlock = c.plan;
   otherBlock.threadsPerBlock = 32 * (1 + static_cast<int>(rng() % 4));
+  const long long *units =
+      c.units.empty() ? nullptr
+                      : reinterpret_cast<const long long *>(c.units.data());
 
   for (size_t ri = 0; ri < ranges.size(); ++ri) {
     const int64_t lo = ranges[ri].lo, hi = ranges[ri].hi;
@@ -465,93 +415,45 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
     // origin 64-byte aligned and packed byte 0 aligned likewise, so that
     // packed[0] (byte lo) sits at lo's alignment.
     const bool misaligned = ri + 1 == ranges.size();
-    const int64_t originMis = misaligned ? 1 + static_cast<int64_t>(rng() % 15) : 0;
+    const int64_t originMis =
+        misaligned ? 1 + static_cast<int64_t>(rng() % 15) : 0;
     const int64_t packedMis =
         misaligned ? static_cast<int64_t>(rng() % 16) : ((lo % 64) + 64) % 64;
     for (int64_t cap : {int64_t(0), int64_t(1), randomCap}) {
       LaunchConfig cfg =
           computeLaunch(cap > 1 ? otherBlock : c.plan, count, lo, hi, cap);
       std::ostringstream call;
-      call << "range [" << lo << ", " << hi << ") of " << total
-           << ", grid " << cfg.grid << " x " << cfg.block
+      call << "range [" << lo << ", " << hi << ") of " << total << ", grid "
+           << cfg.grid << " x " << cfg.block
            << (cap ? " (cap " + std::to_string(cap) + ")" : std::string())
-           << (misaligned ? ", origin misaligned by " +
-                                std::to_string(originMis) +
-                                ", packed by " + std::to_string(packedMis)
-                          : std::string())
+           << (misaligned
+                   ? ", origin misaligned by " + std::to_string(originMis) +
+                         ", packed by " + std::to_string(packedMis)
+                   : std::string())
            << ": ";
       if (!cfg.error.empty())
-        return os.str() + call.str() + "computeLaunch: " + cfg.error;
+        return prefix + call.str() + "computeLaunch: " + cfg.error;
       if (hi > lo && cfg.grid == 0)
-        return os.str() + call.str() + "computeLaunch gives an empty grid";
-      const long long *units =
-          c.units.empty() ? nullptr
-                          : reinterpret_cast<const long long *>(c.units.data());
-
-      // Pack: the source keeps its pattern; the packed buffer is poisoned.
-      Buffer origin(span, originMis);
-      std::memcpy(origin.data(), source.data(), source.size());
-      uint8_t *originPtr = origin.data() + originIndex(0);
-      Buffer packed(hi - lo + 2 * guard, packedMis);
-      for (int64_t i = 0; i < packed.size(); ++i)
-        packed[i] = poisonByte(i);
-      uint8_t *packedPtr = packed.data() + guard;
-      if (cfg.grid > 0)
-        lib_.table[2 * index](originPtr, packedPtr,
-                              reinterpret_cast<const long long *>(cfg.params.data()),
-                              units, static_cast<unsigned>(cfg.grid),
-                              static_cast<unsigned>(cfg.block));
-      for (int64_t i = 0; i < packed.size(); ++i) {
-        int64_t k = i - guard + lo; // packed byte index, when in range
-        bool inRange = k >= lo && k < hi;
-        uint8_t want = inRange ? refPacked[k] : poisonByte(i);
-        if (packed[i] == want)
-          continue;
-        os << call.str() << "pack: ";
-        if (inRange)
-          os << "packed byte " << k << " is " << hexByte(packed[i])
-             << ", the reference has " << hexByte(want)
-             << (packed[i] == poisonByte(i) ? " (not written)" : "");
-        else
-          os << "wrote outside the range, at packed byte " << k;
-        return os.str();
-      }
-      if (std::memcmp(origin.data(), source.data(), source.size()) != 0)
-        return os.str() + call.str() + "pack wrote into its source";
-
-      // Unpack: packed input for the range; poisoned origin buffer.
-      std::vector<uint8_t> in(static_cast<size_t>(hi - lo));
-      for (int64_t k = lo; k < hi; ++k)
-        in[k - lo] = overlap ? refPacked[k] : packedByte(k);
-      Buffer inBuf(hi - lo + 2 * guard, packedMis);
-      std::memcpy(inBuf.data() + guard, in.data(), in.size());
-      for (int64_t i = 0; i < span; ++i)
-        origin[i] = poisonByte(spanLo - guard + i);
-      std::vector<uint8_t> want(origin.data(), origin.data() + span);
-      int64_t pos = 0;
-      for (const Run &r : runs) {
-        int64_t a = std::max(pos, lo), b = std::min(pos + r.length, hi);
-        if (a < b)
-          std::memcpy(want.data() + originIndex(r.offset + (a - pos)),
-                      in.data() + (a - lo), static_cast<size_t>(b - a));
-        pos += r.length;
-      }
-      if (cfg.grid > 0)
-        lib_.table[2 * index + 1](
-            originPtr, inBuf.data() + guard,
-            reinterpret_cast<const long long *>(cfg.params.data()), units,
-            static_cast<unsigned>(cfg.grid), static_cast<unsigned>(cfg.block));
-      for (int64_t i = 0; i < span; ++i) {
-        if (origin[i] == want[i])
-          continue;
-        uint8_t poison = poisonByte(spanLo - guard + i);
-        os << call.str() << "unpack: byte at origin offset "
-           << spanLo - guard + i << " is " << hexByte(origin[i])
-           << (origin[i] == poison ? " (not written)" : "")
-           << ", the reference has " << hexByte(want[i])
-           << (want[i] == poison ? " (not written)" : "")
-           << (overlap ? " [overlapping type]" : "");
-        return os.str();
+        return prefix + call.str() + "computeLaunch gives an empty grid";
+      auto runKernel = [&](const KernelCall &k, KernelBuffers &b) {
+        if (cfg.grid > 0)
+          lib_.table[2 * index + (k.pack ? 0 : 1)](
+              b.origin(), b.packed(),
+              reinterpret_cast<const long long *>(cfg.params.data()), units,
+              static_cast<unsigned>(cfg.grid),
+              static_cast<unsigned>(cfg.block));
+        return std::string();
+      };
+      for (bool pack : {true, false}) {
+        KernelCall k;
+        k.pack = pack;
+        k.lo = lo;
+        k.hi = hi;
+        k.originShift = originMis;
+        k.packedShift = packedMis;
+        std::string r = checker.check(k, runKernel);
+        if (!r.empty())
+          return prefix + call.str() + r;
       }
     }
   }
@@ -578,6 +480,10 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::fputs(kHelp, stdout);
+      std::exit(0);
+    }
+    if (a == "--version") {
+      std::printf("ddt-emu-check (ddtc) %s\n", DDTC_VERSION);
       std::exit(0);
     }
     switch (parseCheckerOption(argc, argv, i, o, error)) {

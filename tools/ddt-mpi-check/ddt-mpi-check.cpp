@@ -5,10 +5,12 @@
 // datatypes or for the bindings of a spec file.
 //===----------------------------------------------------------------------===//
 
+#include "ddtc/Core/Constructors.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/MPI/MPIBridge.h"
 #include "ddtc/Testing/CheckerOptions.h"
+#include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <mpi.h>
@@ -40,11 +42,11 @@ linked with. For each datatype, at 1 instance and at a count > 1:
   - exports the tree to an MPI handle and commits it;
   - compares MPI_Type_size, MPI_Type_get_extent and MPI_Type_get_true_extent
     with ddtc's layout figures;
-  - packs a patterned buffer with MPI_Pack and with referencePack and compares
-    the packed bytes;
+  - packs a patterned buffer with MPI_Pack into a poisoned buffer and
+    compares it, guard bytes included, with referencePack's bytes;
   - unpacks with MPI_Unpack and referenceUnpack into identically poisoned
     buffers and compares the whole buffers (guard bytes included), so writes
-    outside the type's bytes are caught;
+    outside the type's bytes are caught; neither may change its input;
   - imports the committed handle with importMPIDatatype and compares the tree
     with the original.
 A mismatch prints the type as a spec expression, the count, the first
@@ -69,6 +71,7 @@ options:
                    to mishandle (see below); by default they are left out
   -v               print every case
   --help           this text
+  --version        the ddtc version
 
 known defects of Open MPI 4.1 (random types leave them out unless
 --include-known-mpi-defects is given; spec files are always checked fully):
@@ -93,12 +96,6 @@ struct Options : CheckerOptions {
   bool shrink = true;
   bool keepKnownDefects = false;
 };
-
-std::string hexByte(uint8_t b) {
-  char s[8];
-  std::snprintf(s, sizeof s, "0x%02x", b);
-  return s;
-}
 
 std::string mpiError(int rc) {
   char text[MPI_MAX_ERROR_STRING + 1] = {0};
@@ -148,29 +145,6 @@ private:
   std::map<Primitive, TypeRef> primitives_;
   std::map<const Datatype *, TypeRef> nodes_;
 };
-
-/// Where packed byte `k` of `count` instances comes from, relative to the
-/// origin.
-int64_t sourceOffsetOf(const Datatype &type, int64_t count, int64_t k) {
-  int64_t pos = 0, found = INT64_MIN;
-  forEachRun(type, count, [&](const Run &r) {
-    if (found == INT64_MIN && k < pos + r.length)
-      found = r.offset + (k - pos);
-    pos += r.length;
-  });
-  return found;
-}
-
-bool runsOverlap(const Datatype &type, int64_t count) {
-  std::vector<Run> runs = flatten(type, count);
-  std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) {
-    return a.offset < b.offset;
-  });
-  for (size_t i = 1; i < runs.size(); ++i)
-    if (runs[i - 1].offset + runs[i - 1].length > runs[i].offset)
-      return true;
-  return false;
-}
 
 class Checker {
 public:
@@ -245,97 +219,43 @@ std::string Checker::checkFigures(const Datatype &type, MPI_Datatype handle) {
 
 std::string Checker::checkPackUnpack(const Datatype &type, int64_t count,
                                      MPI_Datatype handle) {
-  std::ostringstream os;
-  os << "count " << count << ": ";
-  int64_t lo = 0, hi = 0;
-  std::string error;
-  if (!touchedSpan(type, count, lo, hi, error))
-    return os.str() + error;
-  int64_t bytes = packedSize(type, count);
-  const int64_t guard = 64;
-  // hi - lo itself may not fit in 64 bits.
-  if (bytes < 0 || bytes > opts_.maxSpan ||
-      (lo < 0 && hi > opts_.maxSpan + lo) || hi - lo > opts_.maxSpan)
-    return os.str() + "the buffers (from offset " + std::to_string(lo) +
-           " to " + std::to_string(hi) + ", " + std::to_string(bytes) +
-           " bytes packed) exceed --max-span";
-  int64_t bufLen = hi - lo + 2 * guard;
+  std::string prefix = "count " + std::to_string(count) + ": ";
+  KernelCheckOptions options;
+  options.maxSpan = opts_.maxSpan;
+  options.breakReference = opts_.breakReference;
+  KernelChecker checker(type, count, options);
+  if (!checker.error().empty())
+    return prefix + checker.error() + " (--max-span)";
+  const int64_t bytes = checker.packedBytes();
   if (count > std::numeric_limits<int>::max() ||
       bytes > std::numeric_limits<int>::max())
-    return os.str() + "too large for MPI_Pack's int arguments";
+    return prefix + "too large for MPI_Pack's int arguments";
+  const int n = static_cast<int>(count), size = static_cast<int>(bytes);
 
-  // Buffer index i holds origin offset lo - guard + i.
-  auto originOf = [&](std::vector<uint8_t> &buf) {
-    return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(buf.data()) +
-                                    static_cast<uintptr_t>(guard - lo));
+  // MPI packs and unpacks the whole stream; the harness compares with the
+  // reference, guard bytes included.
+  auto runMPI = [&](const KernelCall &call, KernelBuffers &b) -> std::string {
+    int position = 0;
+    int rc = call.pack ? MPI_Pack(b.origin(), n, handle, b.packed(), size,
+                                  &position, MPI_COMM_SELF)
+                       : MPI_Unpack(b.packed(), size, &position, b.origin(), n,
+                                    handle, MPI_COMM_SELF);
+    const char *fn = call.pack ? "MPI_Pack" : "MPI_Unpack";
+    if (rc != MPI_SUCCESS)
+      return std::string(fn) + " failed: " + mpiError(rc);
+    if (position != size)
+      return std::string(fn) + (call.pack ? " wrote " : " read ") +
+             std::to_string(position) + " bytes, the reference " +
+             (call.pack ? "packs " : "unpacks ") + std::to_string(bytes);
+    return "";
   };
-  auto originOffset = [&](size_t i) {
-    return lo - guard + static_cast<int64_t>(i);
-  };
-
-  // Pack.
-  std::vector<uint8_t> source(static_cast<size_t>(bufLen));
-  for (size_t i = 0; i < source.size(); ++i)
-    source[i] = sourceByte(originOffset(i));
-  std::vector<uint8_t> mpiPacked(static_cast<size_t>(bytes) + 1, 0);
-  std::vector<uint8_t> refPacked(static_cast<size_t>(bytes) + 1, 0);
-  int position = 0;
-  int rc = MPI_Pack(originOf(source), static_cast<int>(count), handle,
-                    mpiPacked.data(), static_cast<int>(bytes), &position,
-                    MPI_COMM_SELF);
-  if (rc != MPI_SUCCESS)
-    return os.str() + "MPI_Pack failed: " + mpiError(rc);
-  if (position != bytes)
-    return os.str() + "MPI_Pack wrote " + std::to_string(position) +
-           " bytes, the reference packs " + std::to_string(bytes);
-  referencePack(type, count, originOf(source), refPacked.data());
-  std::vector<uint8_t> honestPacked = refPacked;
-  if (opts_.breakReference && bytes > 0)
-    refPacked[static_cast<size_t>(bytes / 2)] ^= 0xFF;
-  for (int64_t k = 0; k < bytes; ++k) {
-    if (mpiPacked[k] == refPacked[k])
-      continue;
-    os << "packed byte " << k << " of " << bytes << " differs: MPI "
-       << hexByte(mpiPacked[k]) << ", reference " << hexByte(refPacked[k])
-       << " (the reference takes it from origin offset "
-       << sourceOffsetOf(type, count, k) << ")";
-    return os.str();
-  }
-
-  // Unpack. Overlapping types write some bytes more than once; feeding them
-  // the packed image of a real buffer makes every write of a byte agree, so
-  // the result is defined whatever order MPI writes in.
-  bool overlap = runsOverlap(type, count);
-  std::vector<uint8_t> packedIn(static_cast<size_t>(bytes) + 1, 0);
-  if (overlap)
-    packedIn = honestPacked;
-  else
-    for (int64_t k = 0; k < bytes; ++k)
-      packedIn[k] = packedByte(k);
-  std::vector<uint8_t> mpiOut(static_cast<size_t>(bufLen)), refOut;
-  for (size_t i = 0; i < mpiOut.size(); ++i)
-    mpiOut[i] = poisonByte(originOffset(i));
-  refOut = mpiOut;
-  position = 0;
-  rc = MPI_Unpack(packedIn.data(), static_cast<int>(bytes), &position,
-                  originOf(mpiOut), static_cast<int>(count), handle,
-                  MPI_COMM_SELF);
-  if (rc != MPI_SUCCESS)
-    return os.str() + "MPI_Unpack failed: " + mpiError(rc);
-  if (position != bytes)
-    return os.str() + "MPI_Unpack read " + std::to_string(position) +
-           " bytes, the reference unpacks " + std::to_string(bytes);
-  referenceUnpack(type, count, packedIn.data(), originOf(refOut));
-  for (size_t i = 0; i < mpiOut.size(); ++i) {
-    if (mpiOut[i] == refOut[i])
-      continue;
-    uint8_t poison = poisonByte(originOffset(i));
-    os << "unpacked byte at origin offset " << originOffset(i)
-       << " differs: MPI " << hexByte(mpiOut[i])
-       << (mpiOut[i] == poison ? " (untouched)" : "") << ", reference "
-       << hexByte(refOut[i]) << (refOut[i] == poison ? " (untouched)" : "")
-       << (overlap ? " [overlapping type]" : "");
-    return os.str();
+  for (bool pack : {true, false}) {
+    KernelCall call;
+    call.pack = pack;
+    call.hi = bytes;
+    std::string result = checker.check(call, runMPI);
+    if (!result.empty())
+      return prefix + result;
   }
   return "";
 }
@@ -354,7 +274,6 @@ std::string Checker::checkImport(const TypeRef &type, MPI_Datatype handle) {
            printSpecExpr(*imported);
   return "";
 }
-
 
 /// The kind of a mismatch, so that shrinking keeps the failure it started
 /// from: which layout figures differ, or which check failed.
@@ -382,9 +301,10 @@ std::string failureCategory(const std::string &result) {
     return names;
   }
   for (const char *prefix :
-       {"packed byte", "unpacked byte", "MPI_Pack", "MPI_Unpack",
-        "import from MPI failed", "import from MPI gives", "export to MPI",
-        "MPI_Type_commit", "the buffers", "too large"})
+       {"packed byte", "pack wrote", "unpacked byte", "unpack wrote",
+        "MPI_Pack", "MPI_Unpack", "import from MPI failed",
+        "import from MPI gives", "export to MPI", "MPI_Type_commit",
+        "the buffers", "too large"})
     if (r.compare(0, std::strlen(prefix), prefix) == 0)
       return prefix;
   return r.substr(0, 24);
@@ -439,107 +359,101 @@ private:
     return out;
   }
 
+  /// Smaller arguments of one node, from the constructor's signature:
+  /// fewer blocks (or dimensions) first, then smaller numbers.
   static std::vector<TypeArgs> argumentEdits(const TypeArgs &args) {
     std::vector<TypeArgs> out;
-    auto scalar = [&](int64_t TypeArgs::*field) {
-      for (int64_t v : smaller(args.*field)) {
-        TypeArgs a = args;
-        a.*field = v;
-        out.push_back(std::move(a));
-      }
+    const ConstructorSignature *sig = getConstructor(args.kind);
+    if (!sig)
+      return out;
+    auto isList = [](ArgSyntax s) {
+      return s == ArgSyntax::IntList || s == ArgSyntax::DistribList ||
+             s == ArgSyntax::DargList || s == ArgSyntax::TypeList;
     };
-    auto listEntries = [&](std::vector<int64_t> TypeArgs::*field) {
-      for (size_t i = 0; i < (args.*field).size(); ++i)
-        for (int64_t v : smaller((args.*field)[i])) {
+    // The first list holds one entry per block (or dimension); drop entry i
+    // of every list of that length.
+    for (const ConstructorArgument &arg : sig->arguments) {
+      if (!isList(arg.syntax))
+        continue;
+      size_t n = arg.syntax == ArgSyntax::IntList
+                     ? (args.*getIntListMember(arg.field)).size()
+                     : 0;
+      for (size_t i = 0; i < n; ++i)
+        out.push_back(dropEntry(args, n, i));
+      break;
+    }
+    for (const ConstructorArgument &arg : sig->arguments) {
+      switch (arg.syntax) {
+      case ArgSyntax::Int: {
+        int64_t TypeArgs::*field = getIntMember(arg.field);
+        for (int64_t v : smaller(args.*field)) {
           TypeArgs a = args;
-          (a.*field)[i] = v;
+          a.*field = v;
           out.push_back(std::move(a));
         }
-    };
-    // Drop entry i of every per-block (or per-dimension) list.
-    auto dropEntries = [&](size_t n) {
-      for (size_t i = 0; i < n; ++i) {
-        TypeArgs a = args;
-        auto drop = [&](auto &v) {
-          if (v.size() == n)
-            v.erase(v.begin() + static_cast<long>(i));
-        };
-        drop(a.blocklens);
-        drop(a.displs);
-        drop(a.sizes);
-        drop(a.subsizes);
-        drop(a.starts);
-        drop(a.distribs);
-        drop(a.dargs);
-        if (args.kind == Kind::Struct)
-          drop(a.children);
-        if (args.kind == Kind::Darray && a.psizes.size() == n) {
-          a.commSize /= a.psizes[i];
-          a.rank %= a.commSize;
-          a.psizes.erase(a.psizes.begin() + static_cast<long>(i));
-        }
-        out.push_back(std::move(a));
+        break;
       }
-    };
-    switch (args.kind) {
-    case Kind::Primitive:
-    case Kind::Dup:
-      break;
-    case Kind::Contiguous:
-      scalar(&TypeArgs::count);
-      break;
-    case Kind::Vector:
-    case Kind::HVector:
-      scalar(&TypeArgs::count);
-      scalar(&TypeArgs::blocklen);
-      scalar(&TypeArgs::stride);
-      break;
-    case Kind::Indexed:
-    case Kind::HIndexed:
-    case Kind::Struct:
-      dropEntries(args.blocklens.size());
-      listEntries(&TypeArgs::blocklens);
-      listEntries(&TypeArgs::displs);
-      break;
-    case Kind::IndexedBlock:
-    case Kind::HIndexedBlock:
-      dropEntries(args.displs.size());
-      scalar(&TypeArgs::blocklen);
-      listEntries(&TypeArgs::displs);
-      break;
-    case Kind::Subarray:
-      dropEntries(args.sizes.size());
-      listEntries(&TypeArgs::starts);
+      case ArgSyntax::IntList: {
+        std::vector<int64_t> TypeArgs::*field = getIntListMember(arg.field);
+        for (size_t i = 0; i < (args.*field).size(); ++i)
+          for (int64_t v : smaller((args.*field)[i])) {
+            TypeArgs a = args;
+            (a.*field)[i] = v;
+            out.push_back(std::move(a));
+          }
+        break;
+      }
+      case ArgSyntax::DargList:
+        for (size_t i = 0; i < args.dargs.size(); ++i) {
+          if (args.dargs[i] == kDefaultDarg)
+            continue;
+          TypeArgs a = args;
+          a.dargs[i] = kDefaultDarg;
+          out.push_back(std::move(a));
+        }
+        break;
+      case ArgSyntax::DistribList:
+      case ArgSyntax::Order:
+      case ArgSyntax::Type:
+      case ArgSyntax::TypeList:
+        break; // old types shrink on their own (Simplifier::of)
+      }
+    }
+    // A subarray whose array is just large enough for its window.
+    if (args.kind == Kind::Subarray)
       for (size_t i = 0; i < args.sizes.size(); ++i) {
         TypeArgs a = args;
         a.sizes[i] = a.subsizes[i] + a.starts[i];
         if (a.sizes[i] != args.sizes[i])
-          out.push_back(a);
-        for (int64_t v : smaller(args.subsizes[i])) {
-          TypeArgs b = args;
-          b.subsizes[i] = v;
-          out.push_back(std::move(b));
-        }
+          out.push_back(std::move(a));
       }
-      break;
-    case Kind::Darray:
-      dropEntries(args.sizes.size());
-      listEntries(&TypeArgs::sizes);
-      for (size_t i = 0; i < args.dargs.size(); ++i) {
-        if (args.dargs[i] == kDefaultDarg)
-          continue;
-        TypeArgs a = args;
-        a.dargs[i] = kDefaultDarg;
-        out.push_back(std::move(a));
-      }
-      scalar(&TypeArgs::rank);
-      break;
-    case Kind::Resized:
-      scalar(&TypeArgs::lb);
-      scalar(&TypeArgs::extent);
-      break;
-    }
     return out;
+  }
+
+  /// `args` without entry i of each of its lists of length n.
+  static TypeArgs dropEntry(const TypeArgs &args, size_t n, size_t i) {
+    TypeArgs a = args;
+    auto drop = [&](auto &v) {
+      if (v.size() == n)
+        v.erase(v.begin() + static_cast<long>(i));
+    };
+    drop(a.blocklens);
+    drop(a.displs);
+    drop(a.sizes);
+    drop(a.subsizes);
+    drop(a.starts);
+    drop(a.distribs);
+    drop(a.dargs);
+    if (args.kind == Kind::Struct)
+      drop(a.children);
+    // A darray keeps its process grid whole: fewer dimensions, fewer
+    // processes.
+    if (args.kind == Kind::Darray && a.psizes.size() == n) {
+      a.commSize /= a.psizes[i];
+      a.rank %= a.commSize;
+      a.psizes.erase(a.psizes.begin() + static_cast<long>(i));
+    }
+    return a;
   }
 };
 
@@ -589,6 +503,10 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::fputs(kHelp, stdout);
+      std::exit(0);
+    }
+    if (a == "--version") {
+      std::printf("ddt-mpi-check (ddtc) %s\n", DDTC_VERSION);
       std::exit(0);
     }
     switch (parseCheckerOption(argc, argv, i, o, error)) {
@@ -661,9 +579,8 @@ int runRandom(Options &o, Checker &checker) {
                 "ddt-mpi-check --random 1 --seed %llu --first %llu "
                 "--max-depth %u%s\n",
                 static_cast<unsigned long long>(index),
-                static_cast<long long>(c.count),
-                printSpecExpr(*c.type).c_str(), result.c_str(),
-                static_cast<unsigned long long>(o.seed),
+                static_cast<long long>(c.count), printSpecExpr(*c.type).c_str(),
+                result.c_str(), static_cast<unsigned long long>(o.seed),
                 static_cast<unsigned long long>(index), o.maxDepth,
                 o.keepKnownDefects ? " --include-known-mpi-defects" : "");
     printSmallest(o, checker, c.type, c.count, result);
@@ -694,9 +611,8 @@ int runFile(const Options &o, Checker &checker) {
                 "ddt-mpi-check %s -t %s --count %lld\n",
                 b.name.c_str(), o.file.c_str(), b.line,
                 static_cast<long long>(o.fileCount),
-                printSpecExpr(*b.type).c_str(), result.c_str(),
-                o.file.c_str(), b.name.c_str(),
-                static_cast<long long>(o.fileCount));
+                printSpecExpr(*b.type).c_str(), result.c_str(), o.file.c_str(),
+                b.name.c_str(), static_cast<long long>(o.fileCount));
     printSmallest(o, checker, b.type, o.fileCount, result);
   }
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),

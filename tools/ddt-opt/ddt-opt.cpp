@@ -11,7 +11,13 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
 int main(int argc, char **argv) {
+  // --version adds the ddtc version to the LLVM one.
+  llvm::cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "ddtc " << DDTC_VERSION << "\n"; });
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   ddtc::ddt::registerDDTPasses();

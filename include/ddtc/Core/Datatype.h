@@ -1,4 +1,4 @@
-//===- Datatype.h - MPI datatype trees ---------------------------*- C++ -*-===//
+//===- Datatype.h - MPI datatype trees --------------------------*- C++ -*-===//
 //
 // A datatype tree is the MPI constructor calls that built a type, with their
 // arguments exactly as MPI takes them. A Datatype exists only when its
@@ -41,21 +41,11 @@ const std::vector<PrimitiveInfo> &allPrimitives();
 /// single spaces.
 std::optional<Primitive> lookupPrimitive(std::string_view name);
 
-/// MPI type constructors; `Primitive` is a named type.
+/// MPI type constructors (Constructors.def); `Primitive` is a named type.
 enum class Kind : uint8_t {
   Primitive,
-  Contiguous,
-  Vector,
-  HVector,
-  Indexed,
-  HIndexed,
-  IndexedBlock,
-  HIndexedBlock,
-  Struct,
-  Subarray,
-  Darray,
-  Resized,
-  Dup,
+#define DDTC_CONSTRUCTOR(KIND, NAME) KIND,
+#include "ddtc/Core/Constructors.def"
 };
 /// The spec-language name of a constructor: "vector", "indexed_block", ...
 const char *getKindName(Kind k);
@@ -77,19 +67,19 @@ using TypeRef = std::shared_ptr<const Datatype>;
 struct TypeArgs {
   Kind kind = Kind::Primitive;
   Primitive primitive = Primitive::Byte; ///< Primitive
-  int64_t count = 0;    ///< contiguous, vector, hvector
+  int64_t count = 0;                     ///< contiguous, vector, hvector
   int64_t blocklen = 0; ///< vector, hvector, indexed_block, hindexed_block
-  int64_t stride = 0;   ///< vector (in extents of the old type), hvector (bytes)
+  int64_t stride = 0; ///< vector (in extents of the old type), hvector (bytes)
   std::vector<int64_t> blocklens; ///< indexed, hindexed, struct
   /// indexed, indexed_block: in extents of the old type; hindexed,
   /// hindexed_block, struct: in bytes.
   std::vector<int64_t> displs;
-  std::vector<int64_t> sizes;    ///< subarray sizes, darray gsizes
-  std::vector<int64_t> subsizes; ///< subarray
-  std::vector<int64_t> starts;   ///< subarray
-  Order order = Order::C;        ///< subarray, darray
-  int64_t commSize = 0;          ///< darray `size`
-  int64_t rank = 0;              ///< darray
+  std::vector<int64_t> sizes;         ///< subarray sizes, darray gsizes
+  std::vector<int64_t> subsizes;      ///< subarray
+  std::vector<int64_t> starts;        ///< subarray
+  Order order = Order::C;             ///< subarray, darray
+  int64_t commSize = 0;               ///< darray `size`
+  int64_t rank = 0;                   ///< darray
   std::vector<Distribution> distribs; ///< darray
   std::vector<int64_t> dargs;         ///< darray; kDefaultDarg for default
   std::vector<int64_t> psizes;        ///< darray
@@ -163,8 +153,7 @@ std::string checkArguments(const TypeArgs &args);
 /// indexed_block count displacements in extents of the old type). Only for
 /// validated types, whose displacements fit in 64 bits.
 int64_t getBlockLength(const TypeArgs &args, size_t i);
-int64_t getBlockDisplacement(const TypeArgs &args, size_t i,
-                             int64_t oldExtent);
+int64_t getBlockDisplacement(const TypeArgs &args, size_t i, int64_t oldExtent);
 
 /// Structural equality of two trees (same constructors, same arguments).
 bool equalTrees(const Datatype &a, const Datatype &b);

@@ -1,4 +1,4 @@
-//===- SpecParser.h - The .ddt spec language ----------------------*- C++ -*-===//
+//===- SpecParser.h - The .ddt spec language --------------------*- C++ -*-===//
 //
 // One binding per line, `name = constructor(args...)`, `#` starts a comment.
 // Constructors take their arguments in the order of the MPI C binding; types

@@ -1,4 +1,4 @@
-//===- GPUPackTest.cpp - ddtc_pack and ddtc_unpack on a GPU ----------------===//
+//===- GPUPackTest.cpp - ddtc_pack and ddtc_unpack on a GPU ---------------===//
 //
 // ddtc-gpu-tests [--types N] [--seed S] [--mode all|async|sync|generic]
 //
@@ -22,7 +22,7 @@
 #include "CUDADriver.h"
 
 #include "ddtc/Core/SpecParser.h"
-#include "ddtc/Core/Typemap.h"
+#include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 #include "ddtc/ddtc.h"
 
@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ftw.h>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,8 +47,7 @@ using namespace ddtc::cu;
 
 namespace {
 
-constexpr unsigned char kPoison = 0xA5;
-constexpr size_t kGuard = 256;
+constexpr int64_t kGuard = 256;
 
 const DriverAPI *api = nullptr;
 int passed = 0, failed = 0;
@@ -96,22 +96,25 @@ public:
 
   bool ok() const { return ok_; }
   CUdeviceptr device() const { return dev_; }
-  bool write(const std::vector<unsigned char> &data) {
+  /// Copies bytes() bytes from `data`.
+  bool write(const unsigned char *data) {
     if (kind_ == Mapped) {
-      std::memcpy(host_, data.data(), bytes_);
+      std::memcpy(host_, data, bytes_);
       return true;
     }
-    return cuOk(api->cuMemcpyHtoD(dev_, data.data(), bytes_), "cuMemcpyHtoD");
+    return cuOk(api->cuMemcpyHtoD(dev_, data, bytes_), "cuMemcpyHtoD");
   }
-  bool read(std::vector<unsigned char> &data) {
-    data.resize(bytes_);
+  /// Copies bytes() bytes to `data`.
+  bool read(unsigned char *data) {
     if (kind_ == Mapped) {
-      std::memcpy(data.data(), host_, bytes_);
+      std::memcpy(data, host_, bytes_);
       return true;
     }
-    return cuOk(api->cuMemcpyDtoH(data.data(), dev_, bytes_), "cuMemcpyDtoH");
+    return cuOk(api->cuMemcpyDtoH(data, dev_, bytes_), "cuMemcpyDtoH");
   }
-  const char *name() const { return kind_ == Device ? "device" : "mapped host"; }
+  const char *name() const {
+    return kind_ == Device ? "device" : "mapped host";
+  }
 
 private:
   Kind kind_;
@@ -133,134 +136,72 @@ struct Call {
 
 std::string describe(const Call &c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "%s count %lld [%lld, %lld) origin %s%s packed %s%s cap %d "
-                "%s stream%s",
-                c.pack ? "pack" : "unpack", (long long)c.count,
-                (long long)c.lo, (long long)c.hi,
-                c.originKind == Buffer::Device ? "device" : "mapped",
-                c.originShift ? "+shift" : "",
-                c.packedKind == Buffer::Device ? "device" : "mapped",
-                c.packedShift ? "+shift" : "", c.maxCtas,
-                c.nonBlocking ? "non-blocking" : "default",
-                c.fragment ? (" in fragments of " + std::to_string(c.fragment))
-                                 .c_str()
-                           : "");
+  std::snprintf(
+      buf, sizeof buf,
+      "%s count %lld [%lld, %lld) origin %s%s packed %s%s cap %d "
+      "%s stream%s",
+      c.pack ? "pack" : "unpack", (long long)c.count, (long long)c.lo,
+      (long long)c.hi, c.originKind == Buffer::Device ? "device" : "mapped",
+      c.originShift ? "+shift" : "",
+      c.packedKind == Buffer::Device ? "device" : "mapped",
+      c.packedShift ? "+shift" : "", c.maxCtas,
+      c.nonBlocking ? "non-blocking" : "default",
+      c.fragment ? (" in fragments of " + std::to_string(c.fragment)).c_str()
+                 : "");
   return buf;
 }
 
-/// Runs one call and compares it with the reference; returns whether it
-/// matched.
-bool runCall(ddtc_type t, const Datatype &type, const Call &c,
-             CUstream stream, std::mt19937_64 &rng, std::string &why) {
-  int64_t spanLo = 0, spanHi = 0;
-  std::string error;
-  if (!touchedSpan(type, c.count, spanLo, spanHi, error)) {
-    why = error;
-    return false;
-  }
-  const size_t span = static_cast<size_t>(spanHi - spanLo);
-  const size_t originBytes = span + 2 * kGuard;
-  const size_t packedBytes = static_cast<size_t>(c.hi - c.lo) + 2 * kGuard;
-  Buffer origin(c.originKind, originBytes), packed(c.packedKind, packedBytes);
-  if (!origin.ok() || !packed.ok()) {
-    why = "cannot allocate the buffers";
-    return false;
-  }
-  // Origin of the instances: kGuard bytes into the buffer (plus the shift),
-  // wherever the type's first byte is relative to displacement 0.
-  const size_t originAt = kGuard + c.originShift;
-  const CUdeviceptr originPtr =
-      origin.device() + originAt - static_cast<CUdeviceptr>(spanLo);
-  const CUdeviceptr packedPtr = packed.device() + kGuard + c.packedShift;
-
-  std::vector<unsigned char> originHost(originBytes), packedHost(packedBytes);
-  const int64_t total = type.layout().size * c.count;
-  std::vector<unsigned char> stream_(static_cast<size_t>(total));
-  if (c.pack) {
-    for (unsigned char &b : originHost)
-      b = static_cast<unsigned char>(rng());
-    std::fill(packedHost.begin(), packedHost.end(), kPoison);
-  } else {
-    // The packed image of random data: a type whose runs overlap writes
-    // some origin bytes more than once, and every write then agrees.
-    std::vector<unsigned char> source(originBytes);
-    for (unsigned char &b : source)
-      b = static_cast<unsigned char>(rng());
-    referencePack(type, c.count,
-                  source.data() + originAt - static_cast<size_t>(spanLo),
-                  stream_.data());
-    std::fill(originHost.begin(), originHost.end(), kPoison);
-    std::fill(packedHost.begin(), packedHost.end(), kPoison);
-    std::memcpy(packedHost.data() + kGuard + c.packedShift,
-                stream_.data() + c.lo, static_cast<size_t>(c.hi - c.lo));
-  }
-  // The shift moves the data within the guard band: keep the poisoned tail.
-  if (!origin.write(originHost) || !packed.write(packedHost)) {
-    why = "cannot fill the buffers";
-    return false;
-  }
-  unsigned char *originHostAt =
-      originHost.data() + originAt - static_cast<size_t>(spanLo);
-  std::vector<unsigned char> expectOrigin = originHost,
-                             expectPacked = packedHost;
-  if (c.pack) {
-    referencePack(type, c.count, originHostAt, stream_.data());
-    std::memcpy(expectPacked.data() + kGuard + c.packedShift,
-                stream_.data() + c.lo, static_cast<size_t>(c.hi - c.lo));
-  } else {
-    referenceUnpackRange(type, c.count, stream_.data(), c.lo, c.hi,
-                         expectOrigin.data() + originAt -
-                             static_cast<size_t>(spanLo));
-  }
-
-  const int64_t step = c.fragment > 0 ? c.fragment : std::max<int64_t>(c.hi - c.lo, 1);
-  for (int64_t a = c.lo; a < c.hi || a == c.lo; a += step) {
-    int64_t b = std::min(c.hi, a + step);
-    void *o = reinterpret_cast<void *>(originPtr);
-    void *p = reinterpret_cast<void *>(packedPtr + (a - c.lo));
-    ddtc_status s =
-        c.pack ? ddtc_pack(t, o, c.count, a, b, p, stream, c.maxCtas)
-               : ddtc_unpack(t, o, c.count, a, b, p, stream, c.maxCtas);
-    if (s != DDTC_SUCCESS) {
-      why = std::string(ddtc_status_name(s)) + ": " + ddtc_last_error();
-      return false;
+/// Runs one call and compares it with the reference (the KernelCheck
+/// harness: random source bytes, poisoned outputs with kGuard guard bytes);
+/// returns whether it matched.
+bool runCall(ddtc_type t, const Datatype &type, const Call &c, CUstream stream,
+             std::mt19937_64 &rng, std::string &why) {
+  KernelCheckOptions options;
+  options.guard = kGuard;
+  options.random = &rng;
+  options.maxSpan = std::numeric_limits<int64_t>::max();
+  KernelChecker checker(type, c.count, options);
+  KernelCall call;
+  call.pack = c.pack;
+  call.lo = c.lo;
+  call.hi = c.hi;
+  call.originShift = c.originShift;
+  call.packedShift = c.packedShift;
+  // The harness's host buffers go to the device (or mapped host memory) as
+  // they are, the call runs on them, and they come back to be compared.
+  auto runOnGPU = [&](const KernelCall &, KernelBuffers &b) -> std::string {
+    Buffer origin(c.originKind, static_cast<size_t>(b.originBytes)),
+        packed(c.packedKind, static_cast<size_t>(b.packedBytes));
+    if (!origin.ok() || !packed.ok())
+      return "cannot allocate the buffers";
+    if (!origin.write(b.originBuffer) || !packed.write(b.packedBuffer))
+      return "cannot fill the buffers";
+    const CUdeviceptr originPtr =
+        origin.device() + static_cast<CUdeviceptr>(b.originAt);
+    const CUdeviceptr packedPtr =
+        packed.device() + static_cast<CUdeviceptr>(b.packedAt);
+    const int64_t step =
+        c.fragment > 0 ? c.fragment : std::max<int64_t>(c.hi - c.lo, 1);
+    for (int64_t a = c.lo; a < c.hi || a == c.lo; a += step) {
+      int64_t e = std::min(c.hi, a + step);
+      void *o = reinterpret_cast<void *>(originPtr);
+      void *p = reinterpret_cast<void *>(packedPtr + (a - c.lo));
+      ddtc_status s =
+          c.pack ? ddtc_pack(t, o, c.count, a, e, p, stream, c.maxCtas)
+                 : ddtc_unpack(t, o, c.count, a, e, p, stream, c.maxCtas);
+      if (s != DDTC_SUCCESS)
+        return std::string(ddtc_status_name(s)) + ": " + ddtc_last_error();
+      if (e >= c.hi)
+        break;
     }
-    if (b >= c.hi)
-      break;
-  }
-  if (!cuOk(api->cuStreamSynchronize(stream), "cuStreamSynchronize")) {
-    why = "the kernel failed";
-    return false;
-  }
-  std::vector<unsigned char> gotOrigin, gotPacked;
-  if (!origin.read(gotOrigin) || !packed.read(gotPacked)) {
-    why = "cannot read the buffers back";
-    return false;
-  }
-  if (c.pack && gotPacked != expectPacked) {
-    size_t k = 0;
-    while (gotPacked[k] == expectPacked[k])
-      ++k;
-    why = "packed byte " +
-          std::to_string(static_cast<int64_t>(k) - int64_t(kGuard) -
-                         c.packedShift + c.lo) +
-          " is " + std::to_string(gotPacked[k]) + ", expected " +
-          std::to_string(expectPacked[k]);
-    return false;
-  }
-  if (gotOrigin != expectOrigin) {
-    size_t k = 0;
-    while (gotOrigin[k] == expectOrigin[k])
-      ++k;
-    why = "origin byte " +
-          std::to_string(static_cast<int64_t>(k) -
-                         static_cast<int64_t>(originAt) + spanLo) +
-          " is " + std::to_string(gotOrigin[k]) + ", expected " +
-          std::to_string(expectOrigin[k]);
-    return false;
-  }
-  return true;
+    if (!cuOk(api->cuStreamSynchronize(stream), "cuStreamSynchronize"))
+      return "the kernel failed";
+    if (!origin.read(b.originBuffer) || !packed.read(b.packedBuffer))
+      return "cannot read the buffers back";
+    return "";
+  };
+  why = checker.check(call, runOnGPU);
+  return why.empty();
 }
 
 /// The calls one round makes for a type with `count` instances.
@@ -275,8 +216,10 @@ std::vector<Call> makeCalls(const Datatype &type, int64_t count,
   };
   std::vector<Call> calls;
   using B = Buffer;
-  calls.push_back({true, count, 0, total, B::Device, B::Device, 0, 0, 0, false, 0});
-  calls.push_back({false, count, 0, total, B::Device, B::Device, 0, 0, 0, true, 0});
+  calls.push_back(
+      {true, count, 0, total, B::Device, B::Device, 0, 0, 0, false, 0});
+  calls.push_back(
+      {false, count, 0, total, B::Device, B::Device, 0, 0, 0, true, 0});
   Call c{};
   for (int i = 0; i < 8; ++i) {
     c = {i % 2 == 0, count, 0, 0, B::Device, B::Device, 0, 0, 0, i % 3 == 0, 0};
@@ -302,7 +245,8 @@ std::vector<Call> makeCalls(const Datatype &type, int64_t count,
     case 7:
       c.lo = 0;
       c.hi = total;
-      c.fragment = 1 + static_cast<int64_t>(rng() % std::max<int64_t>(total / 3, 1));
+      c.fragment =
+          1 + static_cast<int64_t>(rng() % std::max<int64_t>(total / 3, 1));
       c.packedKind = i == 6 ? B::Mapped : B::Device;
       c.maxCtas = 1;
       break;
@@ -499,13 +443,17 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   char name[256] = "";
   int major = 0, minor = 0, sms = 0;
   if (!cuOk(api->cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-      !cuOk(api->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
+      !cuOk(api->cuDevicePrimaryCtxRetain(&ctx, dev),
+            "cuDevicePrimaryCtxRetain") ||
       !cuOk(api->cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
     return 1;
   api->cuDeviceGetName(name, sizeof name, dev);
-  api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  api->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  api->cuDeviceGetAttribute(&major,
+                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  api->cuDeviceGetAttribute(&minor,
+                            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  api->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                            dev);
   const char *jit = std::getenv("DDTC_JIT");
   std::printf("GPU: %s (sm_%d%d, %d SMs); DDTC_JIT=%s\n", name, major, minor,
               sms, jit ? jit : "(default: async)");
@@ -526,7 +474,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"resized(-8, 40, struct([3, 1], [1, 20], [char, double]))", 9},
       {"hvector(5, 3, -40, contiguous(7, char))", 3},
       {"indexed([1, 2, 3, 4, 5, 6, 7, 8], [0, 8, 16, 24, 32, 40, 48, 56], "
-       "long long)", 33},
+       "long long)",
+       33},
       {"contiguous(100000, double)", 2},
       {"hindexed_block(1000, [0, 1000000, 3000001], char)", 2},
   };
@@ -564,15 +513,14 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     for (int round = 0; round < 2 && !contextLost; ++round) {
       if (round == 1) {
         s = ddtc_type_wait(t);
-        record(s == DDTC_SUCCESS,
-               "wait " + spec + ": " + ddtc_last_error());
+        record(s == DDTC_SUCCESS, "wait " + spec + ": " + ddtc_last_error());
       }
       std::vector<Call> calls = makeCalls(type, count, rng);
       for (size_t k = 0; k < calls.size() && !contextLost; ++k) {
         std::string why;
-        bool ok = runCall(t, type, calls[k],
-                          calls[k].nonBlocking ? nonBlocking : nullptr, rng,
-                          why);
+        bool ok =
+            runCall(t, type, calls[k],
+                    calls[k].nonBlocking ? nonBlocking : nullptr, rng, why);
         if (round == 0 && k == 0) {
           firstCallMs += nowMs() - t0;
           ++firstCalls;
@@ -595,8 +543,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     ddtc_type_commit(t);
     std::vector<char> pageable(64);
     Buffer dst(Buffer::Device, 64);
-    ddtc_status s = ddtc_pack(t, pageable.data(), 1, 0, 16,
-                              reinterpret_cast<void *>(dst.device()), nullptr, 0);
+    ddtc_status s =
+        ddtc_pack(t, pageable.data(), 1, 0, 16,
+                  reinterpret_cast<void *>(dst.device()), nullptr, 0);
     record(s == DDTC_ERROR_INVALID_POINTER,
            std::string("pageable origin gives ") + ddtc_status_name(s) + ": " +
                ddtc_last_error());
@@ -710,9 +659,8 @@ int main(int argc, char **argv) {
     } else if (a == "--mode" && i + 1 < argc) {
       mode = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: ddtc-gpu-tests [--types N] [--seed S] "
-                   "[--mode all|async|sync|generic]\n");
+      std::fprintf(stderr, "usage: ddtc-gpu-tests [--types N] [--seed S] "
+                           "[--mode all|async|sync|generic]\n");
       return 2;
     }
   }

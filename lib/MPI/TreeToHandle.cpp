@@ -1,4 +1,4 @@
-//===- MPIExport.cpp - Build the MPI datatype a tree describes ------------===//
+//===- TreeToHandle.cpp - Build the MPI datatype a tree describes ---------===//
 //
 // Each node becomes one call of the MPI constructor of its kind; the handles
 // of inner nodes are freed once the root is built.
@@ -172,9 +172,9 @@ bool Exporter::buildDerived(const Datatype &type, MPI_Datatype &out) {
            toInt(a.blocklen, "blocklength", type, blocklen) &&
            toAint(a.stride, "stride", type, strideBytes) &&
            child(type, 0, old) &&
-           check(MPI_Type_create_hvector(count, blocklen, strideBytes, old,
-                                         &out),
-                 "MPI_Type_create_hvector");
+           check(
+               MPI_Type_create_hvector(count, blocklen, strideBytes, old, &out),
+               "MPI_Type_create_hvector");
   case Kind::Indexed:
     return numBlocks(a.blocklens.size()) &&
            toInts(a.blocklens, "blocklength", type, blocklens) &&
@@ -282,7 +282,8 @@ bool Exporter::buildDerived(const Datatype &type, MPI_Datatype &out) {
                  "MPI_Type_create_resized");
   }
   case Kind::Dup:
-    return child(type, 0, old) && check(MPI_Type_dup(old, &out), "MPI_Type_dup");
+    return child(type, 0, old) &&
+           check(MPI_Type_dup(old, &out), "MPI_Type_dup");
   }
   error_ = "unknown datatype kind";
   return false;

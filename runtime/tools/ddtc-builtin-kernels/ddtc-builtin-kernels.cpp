@@ -1,4 +1,4 @@
-//===- GenerateBuiltinKernels.cpp - Compiles the generic kernels at build time ===//
+//===- ddtc-builtin-kernels.cpp - The generic kernels, built with NVRTC ---===//
 //
 // ddtc-builtin-kernels -o FILE [--ptx-arch N] [--cubin-archs N,N,...]
 // Emits the work-unit kernels of every access width, compiles each with
@@ -60,8 +60,9 @@ std::string render(const std::vector<Compiled> &kernels,
         "namespace ddtc::rt {\n\nnamespace {\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const std::string &d = kernels[i].data;
-    os << "// " << kernels[i].shape << (kernels[i].ptx ? " PTX compute_" : " cubin sm_")
-       << kernels[i].arch << "\n"
+    os << "// " << kernels[i].shape
+       << (kernels[i].ptx ? " PTX compute_" : " cubin sm_") << kernels[i].arch
+       << "\n"
        << "const unsigned char kKernel" << i << "[] = {";
     for (size_t j = 0; j < d.size(); ++j) {
       if (j % 16 == 0)
@@ -177,10 +178,10 @@ int main(int argc, char **argv) {
       for (int a : cubinArchs)
         targets.push_back({false, a});
       for (const Target &t : targets) {
-        NVRTCResult r = nvrtc->compile(
-            k.source, kernelSymbolPrefix(shape) + ".cu",
-            t.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
-            std::to_string(t.arch));
+        NVRTCResult r =
+            nvrtc->compile(k.source, kernelSymbolPrefix(shape) + ".cu",
+                           t.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
+                           std::to_string(t.arch));
         if (!r.ok) {
           std::fprintf(stderr, "ddtc-builtin-kernels: error: %s\n",
                        r.error.c_str());

@@ -1,4 +1,4 @@
-//===- MPIImport.cpp - ddtc_type_from_mpi ------------------------------------===//
+//===- TypeFromMPI.cpp - ddtc_type_from_mpi -------------------------------===//
 //
 // Decodes the MPI handle into a datatype tree, prints it as a one-line spec
 // and hands it to ddtc_type_from_spec, so this library needs nothing of

@@ -1,4 +1,4 @@
-//===- MPIImport.cpp - Decode a live MPI datatype into a tree -------------===//
+//===- HandleToTree.cpp - Decode a live MPI datatype into a tree ----------===//
 //
 // Walks a handle with MPI_Type_get_envelope and MPI_Type_get_contents and
 // rebuilds each constructor call with Datatype::create, so the argument rules
@@ -25,8 +25,7 @@ bool mustFree(MPI_Datatype t) {
   int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
   if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
     return false;
-  return combiner != MPI_COMBINER_NAMED &&
-         combiner != MPI_COMBINER_F90_REAL &&
+  return combiner != MPI_COMBINER_NAMED && combiner != MPI_COMBINER_F90_REAL &&
          combiner != MPI_COMBINER_F90_COMPLEX &&
          combiner != MPI_COMBINER_F90_INTEGER;
 }
@@ -57,8 +56,7 @@ private:
 };
 
 /// Reads `n` ints from `ints` starting at `pos`, advancing it.
-std::vector<int64_t> take(const std::vector<int> &ints, size_t &pos,
-                          size_t n) {
+std::vector<int64_t> take(const std::vector<int> &ints, size_t &pos, size_t n) {
   std::vector<int64_t> out;
   out.reserve(n);
   for (size_t i = 0; i < n && pos < ints.size(); ++i)
@@ -95,8 +93,8 @@ TypeRef Importer::import(MPI_Datatype type, unsigned depth) {
     return nullptr;
   }
   int numInts = 0, numAddrs = 0, numTypes = 0, combiner = MPI_COMBINER_NAMED;
-  int rc = MPI_Type_get_envelope(type, &numInts, &numAddrs, &numTypes,
-                                 &combiner);
+  int rc =
+      MPI_Type_get_envelope(type, &numInts, &numAddrs, &numTypes, &combiner);
   if (rc != MPI_SUCCESS) {
     error_ = "MPI_Type_get_envelope failed on the datatype";
     return nullptr;
@@ -149,8 +147,8 @@ TypeRef Importer::import(MPI_Datatype type, unsigned depth) {
   }
 
   std::vector<int> ints(static_cast<size_t>(numInts > 0 ? numInts : 0) + 1, 0);
-  std::vector<MPI_Aint> addrs(static_cast<size_t>(numAddrs > 0 ? numAddrs : 0) +
-                              1, 0);
+  std::vector<MPI_Aint> addrs(
+      static_cast<size_t>(numAddrs > 0 ? numAddrs : 0) + 1, 0);
   ContentHandles handles;
   handles.types.assign(static_cast<size_t>(numTypes > 0 ? numTypes : 0) + 1,
                        MPI_DATATYPE_NULL);
@@ -167,13 +165,12 @@ TypeRef Importer::import(MPI_Datatype type, unsigned depth) {
   auto expect = [&](int wantInts, int wantAddrs, int wantTypes) {
     if (numInts == wantInts && numAddrs == wantAddrs && numTypes == wantTypes)
       return true;
-    return fail(name, "MPI_Type_get_envelope reports " +
-                          std::to_string(numInts) + " integers, " +
-                          std::to_string(numAddrs) + " addresses and " +
-                          std::to_string(numTypes) + " datatypes, expected " +
-                          std::to_string(wantInts) + ", " +
-                          std::to_string(wantAddrs) + " and " +
-                          std::to_string(wantTypes));
+    return fail(
+        name, "MPI_Type_get_envelope reports " + std::to_string(numInts) +
+                  " integers, " + std::to_string(numAddrs) + " addresses and " +
+                  std::to_string(numTypes) + " datatypes, expected " +
+                  std::to_string(wantInts) + ", " + std::to_string(wantAddrs) +
+                  " and " + std::to_string(wantTypes));
   };
   auto countOf = [&]() -> int { return numInts > 0 ? ints[0] : -1; };
 
@@ -361,8 +358,8 @@ TypeRef ddtc::importMPIDatatype(MPI_Datatype type, std::string &error) {
   const LayoutInfo &l = tree->layout();
   if (size != l.size || lb != l.lb || extent != l.extent) {
     error = "the MPI library lays this datatype out with size " +
-            std::to_string(size) + ", lb " + std::to_string(lb) +
-            ", extent " + std::to_string(extent) + " but ddtc computes size " +
+            std::to_string(size) + ", lb " + std::to_string(lb) + ", extent " +
+            std::to_string(extent) + " but ddtc computes size " +
             std::to_string(l.size) + ", lb " + std::to_string(l.lb) +
             ", extent " + std::to_string(l.extent) +
             "; ddtc follows Open MPI's layout rules (docs/Architecture.md)";
