@@ -246,6 +246,11 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   if [ -x "$mpibench" ]; then
     ipcb_x=(--mca btl self,vader -x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH
             -x DDTC_CACHE_DIR)
+    # The model's figures for this GPU pair (into DDTC_CACHE_DIR, where the
+    # benchmarks below find them).
+    [ -x "$build/bin/ddtc-mpi-calibrate" ] &&
+      mpi_bench mpi-calibrate "${ipcb_x[@]}" "$build/bin/ddtc-mpi-calibrate" \
+        --json "$out/mpi-calibrate.json"
     mpi_bench mpi-ipc-bench "${ipcb_x[@]}" "$mpibench" --refs device \
       --max-bytes 256M --reps ${DDTC_IPC_BENCH_REPS:-10} \
       --json "$out/mpi-ipc-bench.json"
@@ -259,6 +264,17 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
       mpi_bench mpi-ipc-fragment-$f "${ipcb_x[@]}" -x DDTC_MPI_FRAGMENT=$f \
         "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
         --reps 7 --json "$out/mpi-ipc-fragment-$f.json"
+    done
+    # An application kernel holding half of each GPU's SMs, without and with
+    # a cap on the transfers' CTAs.
+    for c in none half half-capped; do
+      extra=()
+      [ $c != none ] && extra+=(--contend 0.5)
+      cap=()
+      [ $c = half-capped ] && cap+=(-x DDTC_MPI_CTAS=16)
+      mpi_bench mpi-ipc-contend-$c "${ipcb_x[@]}" "${cap[@]}" "$mpibench" \
+        --refs device --layouts $sweep_layouts --sizes 4M,64M --reps 7 \
+        "${extra[@]}" --json "$out/mpi-ipc-contend-$c.json"
     done
   fi
 fi

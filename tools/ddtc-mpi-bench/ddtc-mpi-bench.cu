@@ -126,6 +126,57 @@ void checkMpi(int rc, const char *what) {
   die("%s failed: %s", what, text);
 }
 
+/// Holds its SM until *stop is set (one block per SM: it asks for most of
+/// the shared memory), standing for an application kernel that shares the
+/// GPU with the transfers.
+__global__ void busyKernel(volatile int *stop, unsigned long long *sink) {
+  extern __shared__ unsigned char smem[];
+  unsigned long long x = threadIdx.x;
+  while (!*stop) {
+    for (int i = 0; i < 1000; ++i)
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+    smem[threadIdx.x % 1024] = (unsigned char)x;
+  }
+  if (x == 42)
+    *sink = x;
+}
+
+/// --contend F: a busy kernel on F of the SMs for the whole run.
+struct Contention {
+  int *stop = nullptr;
+  unsigned long long *sink = nullptr;
+  cudaStream_t stream = nullptr;
+  int blocks = 0;
+
+  void start(double fraction, int device) {
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+    blocks = std::max(1, (int)std::lround(fraction * prop.multiProcessorCount));
+    size_t smem = prop.sharedMemPerBlockOptin - 1024;
+    CHECK_CUDA(cudaFuncSetAttribute(busyKernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)smem));
+    CHECK_CUDA(cudaHostAlloc(&stop, sizeof(int), cudaHostAllocMapped));
+    *stop = 0;
+    CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    int *dstop = nullptr;
+    CHECK_CUDA(cudaHostGetDevicePointer((void **)&dstop, stop, 0));
+    busyKernel<<<blocks, 256, smem, stream>>>(dstop, sink);
+    CHECK_CUDA(cudaGetLastError());
+  }
+  void finish() {
+    if (!stop)
+      return;
+    *(volatile int *)stop = 1;
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamDestroy(stream));
+    CHECK_CUDA(cudaFreeHost(stop));
+    CHECK_CUDA(cudaFree(sink));
+    stop = nullptr;
+  }
+};
+
 /// Fills n bytes with a pattern that differs from byte to byte and from
 /// seed to seed; never zero and never the poison.
 __global__ void fillKernel(unsigned char *p, long long n, unsigned seed) {
@@ -1076,6 +1127,9 @@ void usage(const std::vector<LayoutDef> &defs) {
       "                    the packed bytes as a contiguous device buffer\n"
       "                    through libddtc-mpi (the ceiling between GPUs), c\n"
       "                    the ddtc path kept to host memory (no CUDA IPC)\n"
+      "  --contend F       keep F (0..1) of each GPU's SMs busy with a spinning\n"
+      "                    kernel for the whole run (an application sharing\n"
+      "                    the GPU with the transfers)\n"
       "  --json FILE       write every number and the environment to FILE\n"
       "  --help            this text\n\n"
       "layouts:\n");
@@ -1211,6 +1265,7 @@ int main(int argc, char **argv) {
   int reps = 20, hostIters = 10000, hostReps = 7;
   int64_t maxBytes = 64ll << 20, maxSpan = 1ll << 30;
   bool noDdtc = false;
+  double contend = 0; // --contend
   std::string jsonPath;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -1278,6 +1333,13 @@ int main(int argc, char **argv) {
       hostReps = positive("--host-reps");
     } else if (a == "--no-ddtc") {
       noDdtc = true;
+    } else if (a == "--contend") {
+      contend = std::atof(value("--contend").c_str());
+      if (!(contend > 0 && contend < 1)) {
+        std::fprintf(stderr, "ddtc-mpi-bench: --contend takes a fraction of "
+                             "the SMs between 0 and 1\n");
+        return 2;
+      }
     } else if (a == "--refs") {
       std::string v = value("--refs");
       if (v != "host" && v != "device") {
@@ -1481,6 +1543,7 @@ int main(int argc, char **argv) {
         .boolean("ddtc_path", !noDdtc)
         .add("layouts", jarr(ln, 2))
         .str("references", gDeviceRefs ? "device" : "host")
+        .num("contend_fraction_of_sms", contend)
         .str("a", gDeviceRefs
                       ? "the packed bytes as a contiguous device buffer "
                         "(MPI_BYTE) through libddtc-mpi"
@@ -1532,6 +1595,13 @@ int main(int argc, char **argv) {
     return std::string(b);
   };
 
+  Contention contention;
+  if (contend > 0) {
+    contention.start(contend, device);
+    if (rank == 0)
+      std::printf("a busy kernel holds %d SMs of each GPU\n",
+                  contention.blocks);
+  }
   unsigned seed = 1;
   for (const LayoutDef &l : defs) {
     std::vector<int64_t> done;
@@ -1805,6 +1875,7 @@ int main(int argc, char **argv) {
     if (!jsonPath.empty())
       std::printf("wrote %s\n", jsonPath.c_str());
   }
+  contention.finish();
   gOnAbort = nullptr;
   ddtc_finalize();
   MPI_Finalize();
