@@ -19,6 +19,15 @@ struct IndexBlock {
 };
 std::vector<IndexBlock> darrayLocalBlocks(const TypeArgs &args, unsigned dim);
 
+/// The same indices as a strided description: `count` blocks of `length`
+/// indices, `step` apart, from `start`. A dimension lists at most two (all
+/// full blocks, then a shorter last one), so a cyclic distribution of a long
+/// dimension costs no more to describe than a block distribution.
+struct IndexBlockRun {
+  int64_t start, length, count, step;
+};
+std::vector<IndexBlockRun> darrayOwnedRuns(const TypeArgs &args, unsigned dim);
+
 /// The process coordinate of the darray's rank along `dim` (the process grid
 /// is row-major whatever the array order).
 int64_t darrayCoord(const TypeArgs &args, unsigned dim);

@@ -325,7 +325,15 @@ void emitExplain(const NamedType &nt, const KernelPlan &plan,
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
   os << "launch for " << count << " instance(s), whole range: grid "
      << cfg.grid << " x " << cfg.block << " threads\n";
-  const int64_t sectors = countSectors(flatten(*nt.type, count));
+  // Counting sectors lists every run: only for types with a bounded number.
+  int64_t runs = 0;
+  if (__builtin_mul_overflow(countRuns(l), count, &runs) ||
+      runs > kMaxTableRuns) {
+    os << "memory traffic for " << count << " instance(s): not counted (more "
+       << "than " << kMaxTableRuns << " runs)\n";
+    return;
+  }
+  const int64_t sectors = countSectors(flattenLayout(l, count));
   const int64_t packedSectors = (packed + 31) / 32;
   os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
      << "sectors, buffers 32-byte aligned):\n"
@@ -390,7 +398,11 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
     h.prefix = types.size() == 1 || symbolPrefix.empty()
                    ? kernelPrefix(nt)
                    : symbolPrefix + "_" + identifierPart(nt);
-    h.plan = planKernel(*nt.type);
+    std::string error;
+    if (!planKernel(*nt.type, h.plan, error)) {
+      errs() << "ddtc: error: type " << nt.name << ": " << error << "\n";
+      return false;
+    }
     const LayoutInfo &l = nt.type->layout();
     h.trueLb = l.trueLb;
     h.trueExtent = l.trueExtent;
@@ -420,7 +432,12 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
 
 /// Emits the kernels as CUDA C++, PTX or a cubin, or explains them.
 bool emitKernels(const NamedType &nt, raw_ostream &os) {
-  KernelPlan plan = planKernel(*nt.type);
+  KernelPlan plan;
+  std::string error;
+  if (!planKernel(*nt.type, plan, error)) {
+    errs() << "ddtc: error: type " << nt.name << ": " << error << "\n";
+    return false;
+  }
   if (emitKind == EmitKind::Explain) {
     emitExplain(nt, plan, os);
     return true;

@@ -22,7 +22,11 @@ struct AlignmentProloguesPass
       return signalPassFailure();
     PlanStage stage;
     KernelPlan plan = readPlan(layout, stage);
-    alignAccesses(plan);
+    std::string error;
+    if (!alignAccesses(plan, error)) {
+      layout.emitError(error);
+      return signalPassFailure();
+    }
     writePlan(define, plan, PlanStage::Aligned);
   }
 };

@@ -27,8 +27,12 @@ struct NormalizePass : public ddt::impl::NormalizeBase<NormalizePass> {
       (culprit ? culprit : define.getOperation())->emitError(error);
       return signalPassFailure();
     }
-    writePlan(define, makeInitialPlan(lowerToCanonical(*tree)),
-              PlanStage::Layout);
+    CanonicalLayout layout;
+    if (!lowerToCanonical(*tree, layout, error)) {
+      define.emitError(error);
+      return signalPassFailure();
+    }
+    writePlan(define, makeInitialPlan(layout), PlanStage::Layout);
   }
 };
 } // namespace
