@@ -232,14 +232,6 @@ std::vector<IndexBlockRun> darrayOwnedRuns(const TypeArgs &a, unsigned dim) {
   return runs;
 }
 
-std::vector<IndexBlock> darrayLocalBlocks(const TypeArgs &a, unsigned dim) {
-  std::vector<IndexBlock> blocks;
-  for (const IndexBlockRun &r : darrayOwnedRuns(a, dim))
-    for (int64_t i = 0; i < r.count; ++i)
-      blocks.push_back({r.start + i * r.step, r.length});
-  return blocks;
-}
-
 namespace {
 /// Index of the first block with a non-zero length, or blocklens.size().
 size_t firstNonEmpty(const std::vector<int64_t> &blocklens) {
