@@ -86,6 +86,13 @@ void append(Segments &to, Segments from) {
     to.push_back(std::move(s));
 }
 
+/// A repeated group of segments is flattened into one table, unless the
+/// table would hold more than kMinRunsToUnroll runs and copying the group
+/// takes at most kMaxUnrolledSegments segments (each costs the strided
+/// kernel a few parameters).
+constexpr int64_t kMinRunsToUnroll = 1024;
+constexpr int64_t kMaxUnrolledSegments = 64;
+
 /// One walk of a constructor tree. After a failure (a table over
 /// kMaxTableRuns) every step returns nothing and `error` says why.
 class Lowering {
@@ -145,6 +152,24 @@ Segments Lowering::repeat(Segments segs, int64_t count, int64_t stride) {
   if (segs.size() == 1) {
     seg = std::move(segs.front());
   } else {
+    // A few copies of a group whose table would be long (a cyclic darray
+    // row of many blocks that ends with a shorter one, repeated by a short
+    // outer dimension) stay nests, one segment per copy.
+    CanonicalLayout probe;
+    probe.segments = segs;
+    int64_t copies = 0;
+    if (!__builtin_mul_overflow(count, static_cast<int64_t>(segs.size()),
+                                &copies) &&
+        copies <= kMaxUnrolledSegments &&
+        countRuns(probe) > kMinRunsToUnroll) {
+      Segments out;
+      for (int64_t i = 0; i < count; ++i)
+        for (Segment s : segs) {
+          s.offset += i * stride;
+          out.push_back(std::move(s));
+        }
+      return out;
+    }
     seg.runs = materialize(segs);
     if (!error.empty())
       return {};
