@@ -179,6 +179,9 @@ bool touchedSpan(const Datatype &type, int64_t count, int64_t &lo, int64_t &hi,
   int64_t last = c.mul(count - 1, l.extent);
   lo = c.add(std::min<int64_t>(0, last), l.trueLb);
   hi = c.add(std::max<int64_t>(0, last), l.trueUb());
+  // Callers size buffers by hi - lo: it must fit too (an extent of -2^63
+  // puts two instances 2^63 bytes apart).
+  c.sub(hi, lo);
   if (c.overflowed) {
     error = "the bytes of " + std::to_string(count) +
             " instances overflow 64-bit byte offsets";

@@ -58,11 +58,11 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
 std::string checkGenericKernels(const Datatype &type, int64_t count,
                                 std::mt19937_64 &rng) {
   const int64_t size = type.layout().size;
-  int64_t total = 0, lo = 0, hi = 0;
+  int64_t total = 0, lo = 0, hi = 0, span = 0;
   std::string error;
   if (size <= 0 || count <= 0 || __builtin_mul_overflow(size, count, &total) ||
       total > kMaxBuffer || !touchedSpan(type, count, lo, hi, error) ||
-      hi - lo > kMaxBuffer)
+      __builtin_sub_overflow(hi, lo, &span) || span > kMaxBuffer)
     return "";
   KernelPlan spec, g;
   if (!planKernel(type, spec, error) ||
@@ -71,7 +71,7 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
   std::vector<int64_t> words = encodeUnitTable(g);
   std::vector<long long> table(words.begin(), words.end());
   // The origin buffer, 16-byte aligned at the first touched byte.
-  std::vector<unsigned char> source(static_cast<size_t>(hi - lo) + 32);
+  std::vector<unsigned char> source(static_cast<size_t>(span) + 32);
   for (unsigned char &c : source)
     c = static_cast<unsigned char>(rng());
   uintptr_t first =
