@@ -153,9 +153,12 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
     unit *= 2;
   std::vector<WorkUnit> units;
   for (const WorkUnit &piece : plan.units)
-    for (int64_t at = 0; at < piece.length; at += unit)
-      units.push_back({piece.packed + at, piece.src + at,
-                       std::min(unit, piece.length - at), piece.wide});
+    // Steps that never pass the piece's end: at + unit may not fit in 64
+    // bits for a piece close to 2^63 bytes.
+    for (int64_t at = 0, len; at < piece.length; at += len) {
+      len = std::min(unit, piece.length - at);
+      units.push_back({piece.packed + at, piece.src + at, len, piece.wide});
+    }
   plan.family = KernelFamily::Units;
   plan.unitBytes = unit;
   plan.units = std::move(units);

@@ -35,8 +35,9 @@ Mutates the seed inputs found in the corpus folders (recursively: *.ddt are
 specs, also used as C API inputs; *.mlir are ddt IR, split at "// -----")
 and runs each mutant in a child process with a time and a memory limit:
   spec  parse, print back and parse again, plan, emit CUDA, compute a launch,
-        compare the planned runs with the reference (small types), build the
-        IR and run the planning passes;
+        compare the planned runs with the reference and pack and unpack with
+        the generic kernels on the CPU (small types), build the IR and run
+        the planning passes;
   ir    parse and verify, read each definition back into a tree and plan it,
         run the planning passes (together, then each alone), print;
   capi  the calls of ddtc.h with a random count, byte range and CTA cap
