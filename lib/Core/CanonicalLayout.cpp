@@ -4,10 +4,13 @@
 // copies of its old type; copies at a constant stride become a dimension of
 // a strided nest, irregular placements a sequence of segments. When a nest
 // would have to repeat several segments, those are flattened into one run
-// table first (the nest repeats a single table).
+// table first (the nest repeats a single table). That flattening is the only
+// step whose cost grows with the runs rather than the description, so it is
+// the one that checks kMaxTableRuns.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Core/CanonicalLayout.h"
+#include "CheckedMath.h"
 #include "Layout.h"
 
 #include <sstream>
@@ -29,6 +32,22 @@ int64_t Segment::pointBytes() const {
 }
 
 int64_t Segment::packedBytes() const { return points() * pointBytes(); }
+
+int64_t countRuns(const CanonicalLayout &layout) {
+  int64_t total = 0;
+  for (const Segment &s : layout.segments) {
+    int64_t points = 1, n = 0;
+    for (const Dim &d : s.dims)
+      if (__builtin_mul_overflow(points, std::max<int64_t>(d.count, 0),
+                                 &points))
+        return INT64_MAX;
+    if (__builtin_mul_overflow(points, static_cast<int64_t>(s.runs.size()),
+                               &n) ||
+        __builtin_add_overflow(total, n, &total))
+      return INT64_MAX;
+  }
+  return total;
+}
 
 namespace {
 
@@ -57,8 +76,59 @@ template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
   }
 }
 
-/// The runs of `segs` (one instance, origin 0), merged.
-std::vector<Run> materialize(const Segments &segs) {
+void shift(Segments &segs, int64_t by) {
+  for (Segment &s : segs)
+    s.offset += by;
+}
+
+void append(Segments &to, Segments from) {
+  for (Segment &s : from)
+    to.push_back(std::move(s));
+}
+
+/// A repeated group of segments is flattened into one table, unless the
+/// table would hold more than kMinRunsToUnroll runs and copying the group
+/// takes at most kMaxUnrolledSegments segments (each costs the strided
+/// kernel a few parameters).
+constexpr int64_t kMinRunsToUnroll = 1024;
+constexpr int64_t kMaxUnrolledSegments = 64;
+
+/// One walk of a constructor tree. After a failure (a table over
+/// kMaxTableRuns) every step returns nothing and `error` says why.
+class Lowering {
+public:
+  std::string error;
+
+  Segments lower(const Datatype &t);
+
+private:
+  /// The runs of `segs` (one instance, origin 0), merged; fails (empty)
+  /// when they would be more than kMaxTableRuns.
+  std::vector<Run> materialize(const Segments &segs);
+  /// `count` copies of `segs`, `stride` bytes apart.
+  Segments repeat(Segments segs, int64_t count, int64_t stride);
+  /// `n` copies of `old` one extent apart, from `disp`.
+  Segments block(const Datatype &old, int64_t n, int64_t disp);
+  /// Subarray and darray: `owned[d]` are the owned index blocks of
+  /// dimension d; dimensions nest from the slowest (outermost) to the
+  /// fastest.
+  Segments lowerArray(const Datatype &t,
+                      const std::vector<std::vector<IndexBlockRun>> &owned);
+};
+
+std::vector<Run> Lowering::materialize(const Segments &segs) {
+  CanonicalLayout probe;
+  probe.segments = segs;
+  int64_t n = countRuns(probe);
+  if (n > kMaxTableRuns) {
+    error = "repeating a group of " + std::to_string(segs.size()) +
+            " differently shaped pieces needs a table of " +
+            (n == INT64_MAX ? std::string("more than 2^63")
+                            : std::to_string(n)) +
+            " runs, more than the " + std::to_string(kMaxTableRuns) +
+            " a plan may list";
+    return {};
+  }
   std::vector<Run> runs;
   std::function<void(const Run &)> push = [&](const Run &r) {
     runs.push_back(r);
@@ -73,14 +143,8 @@ std::vector<Run> materialize(const Segments &segs) {
   return runs;
 }
 
-void shift(Segments &segs, int64_t by) {
-  for (Segment &s : segs)
-    s.offset += by;
-}
-
-/// `count` copies of `segs`, `stride` bytes apart.
-Segments repeat(Segments segs, int64_t count, int64_t stride) {
-  if (count <= 0 || segs.empty())
+Segments Lowering::repeat(Segments segs, int64_t count, int64_t stride) {
+  if (count <= 0 || segs.empty() || !error.empty())
     return {};
   if (count == 1)
     return segs;
@@ -88,31 +152,42 @@ Segments repeat(Segments segs, int64_t count, int64_t stride) {
   if (segs.size() == 1) {
     seg = std::move(segs.front());
   } else {
+    // A few copies of a group whose table would be long (a cyclic darray
+    // row of many blocks that ends with a shorter one, repeated by a short
+    // outer dimension) stay nests, one segment per copy.
+    CanonicalLayout probe;
+    probe.segments = segs;
+    int64_t copies = 0;
+    if (!__builtin_mul_overflow(count, static_cast<int64_t>(segs.size()),
+                                &copies) &&
+        copies <= kMaxUnrolledSegments &&
+        countRuns(probe) > kMinRunsToUnroll) {
+      Segments out;
+      for (int64_t i = 0; i < count; ++i)
+        for (Segment s : segs) {
+          s.offset += i * stride;
+          out.push_back(std::move(s));
+        }
+      return out;
+    }
     seg.runs = materialize(segs);
+    if (!error.empty())
+      return {};
     seg.offset = 0;
   }
   seg.dims.insert(seg.dims.begin(), Dim{count, stride});
   return {std::move(seg)};
 }
 
-Segments lower(const Datatype &t);
-
-/// `n` copies of `old` one extent apart, from `disp`.
-Segments block(const Datatype &old, int64_t n, int64_t disp) {
+Segments Lowering::block(const Datatype &old, int64_t n, int64_t disp) {
   Segments segs = repeat(lower(old), n, old.layout().extent);
   shift(segs, disp);
   return segs;
 }
 
-void append(Segments &to, Segments from) {
-  for (Segment &s : from)
-    to.push_back(std::move(s));
-}
-
-/// Subarray and darray: `owned[d]` are the owned index blocks of dimension
-/// d; dimensions nest from the slowest (outermost) to the fastest.
-Segments lowerArray(const Datatype &t,
-                    const std::vector<std::vector<IndexBlock>> &owned) {
+Segments
+Lowering::lowerArray(const Datatype &t,
+                     const std::vector<std::vector<IndexBlockRun>> &owned) {
   const TypeArgs &a = t.args();
   const Datatype &old = *t.child();
   int64_t ext = old.layout().extent;
@@ -127,10 +202,14 @@ Segments lowerArray(const Datatype &t,
   Segments inner = lower(old);
   for (size_t k = 0; k < nd; ++k) { // from the fastest dimension out
     size_t d = a.order == Order::C ? nd - 1 - k : k;
+    const int64_t step = weight[d] * ext;
     Segments level;
-    for (const IndexBlock &b : owned[d]) {
-      Segments part = repeat(inner, b.length, weight[d] * ext);
-      shift(part, b.start * weight[d] * ext);
+    for (const IndexBlockRun &b : owned[d]) {
+      // A block of consecutive indices, then `count` such blocks at a
+      // constant step: two nest dimensions however many blocks there are.
+      Segments part =
+          repeat(repeat(inner, b.length, step), b.count, b.step * step);
+      shift(part, b.start * step);
       append(level, std::move(part));
     }
     inner = std::move(level);
@@ -138,7 +217,9 @@ Segments lowerArray(const Datatype &t,
   return inner;
 }
 
-Segments lower(const Datatype &t) {
+Segments Lowering::lower(const Datatype &t) {
+  if (!error.empty())
+    return {};
   const TypeArgs &a = t.args();
   switch (a.kind) {
   case Kind::Primitive: {
@@ -176,15 +257,15 @@ Segments lower(const Datatype &t) {
     return segs;
   }
   case Kind::Subarray: {
-    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    std::vector<std::vector<IndexBlockRun>> owned(a.sizes.size());
     for (size_t d = 0; d < a.sizes.size(); ++d)
-      owned[d] = {{a.starts[d], a.subsizes[d]}};
+      owned[d] = {{a.starts[d], a.subsizes[d], 1, 0}};
     return lowerArray(t, owned);
   }
   case Kind::Darray: {
-    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    std::vector<std::vector<IndexBlockRun>> owned(a.sizes.size());
     for (unsigned d = 0; d < a.sizes.size(); ++d)
-      owned[d] = darrayLocalBlocks(a, d);
+      owned[d] = darrayOwnedRuns(a, d);
     return lowerArray(t, owned);
   }
   case Kind::Resized:
@@ -292,15 +373,22 @@ bool simplifyLayout(CanonicalLayout &layout) {
   return changed;
 }
 
-CanonicalLayout lowerToCanonical(const Datatype &type) {
+bool lowerToCanonical(const Datatype &type, CanonicalLayout &out,
+                      std::string &error) {
   CanonicalLayout layout;
   layout.size = type.layout().size;
   layout.lb = type.layout().lb;
   layout.extent = type.layout().extent;
-  layout.segments = lower(type);
+  Lowering lowering;
+  layout.segments = lowering.lower(type);
+  if (!lowering.error.empty()) {
+    error = lowering.error;
+    return false;
+  }
   while (simplifyLayout(layout)) {
   }
-  return layout;
+  out = std::move(layout);
+  return true;
 }
 
 namespace {

@@ -9,9 +9,6 @@ namespace ddtc {
 namespace {
 
 constexpr int64_t kWarp = 32;
-/// Chunks each lane moves per work unit: long enough to hide latency, short
-/// enough that a triangle's short columns do not leave warps idle for long.
-constexpr int64_t kChunksPerLane = 4;
 
 /// The largest power of two (<= 16) dividing every value; 16 for none.
 int64_t commonAlignment(const std::vector<int64_t> &values) {
@@ -48,7 +45,7 @@ KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
   return plan;
 }
 
-bool alignAccesses(KernelPlan &plan) {
+bool alignAccesses(KernelPlan &plan, std::string &error) {
   const CanonicalLayout &l = plan.layout;
   // Every source position of a run (offsets, strides, instance extent) and
   // every run length: when all are multiples of w, every run is w-aligned at
@@ -93,36 +90,78 @@ bool alignAccesses(KernelPlan &plan) {
     width /= 2;
   strictWidth = std::min(strictWidth, width);
 
-  KernelPlan before = plan;
-  plan.width = width;
-  plan.needsBytePath = strictWidth < width || l.size % width != 0;
-  plan.units.clear();
+  KernelPlan aligned = plan;
+  aligned.width = width;
+  aligned.needsBytePath = strictWidth < width || l.size % width != 0;
+  aligned.units.clear();
   if (!allStrided(l) && l.size > 0) {
-    int split = 0;
-    forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t len) {
-      int64_t head = std::min(len, (width - ((src % width) + width) % width) % width);
-      int64_t body = (len - head) / width * width;
-      int64_t tail = len - head - body;
-      if (head > 0)
-        plan.units.push_back({packed, src, head, false});
-      if (body > 0)
-        plan.units.push_back({packed + head, src + head, body, width > 1});
-      if (tail > 0)
-        plan.units.push_back({packed + head + body, src + head + body, tail,
-                              false});
-      split += head > 0 || tail > 0;
-    });
-    plan.notes.push_back("alignment-prologues: width " + str(width) + "; " +
-                         str(split) +
-                         " run(s) split into prologue, wide body, epilogue");
+    int64_t split = 0;
+    if (!listPieces(aligned, split, error))
+      return false;
+    aligned.notes.push_back("alignment-prologues: width " + str(width) + "; " +
+                            str(split) +
+                            " run(s) split into prologue, wide body, epilogue");
   } else {
-    plan.notes.push_back(
+    aligned.notes.push_back(
         "alignment-prologues: width " + str(width) +
-        (plan.needsBytePath ? "; some chunks straddle runs or start unaligned"
-                            : "; every chunk is aligned and inside one run"));
+        (aligned.needsBytePath
+             ? "; some chunks straddle runs or start unaligned"
+             : "; every chunk is aligned and inside one run"));
   }
-  return plan.width != before.width || plan.units != before.units ||
-         plan.needsBytePath != before.needsBytePath;
+  plan = std::move(aligned);
+  return true;
+}
+
+bool listPieces(KernelPlan &plan, int64_t &split, std::string &error) {
+  const CanonicalLayout &l = plan.layout;
+  const int64_t runs = countRuns(l);
+  if (runs > kMaxTableRuns) {
+    error = "one instance has " +
+            (runs == INT64_MAX ? std::string("more than 2^63")
+                               : std::to_string(runs)) +
+            " runs, more than the " + std::to_string(kMaxTableRuns) +
+            " a work-unit table may list";
+    return false;
+  }
+  const int64_t width = plan.width;
+  std::vector<WorkUnit> pieces;
+  split = 0;
+  forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t len) {
+    // Bytes before the first source byte aligned to the width.
+    int64_t head =
+        std::min(len, (width - ((src % width) + width) % width) % width);
+    int64_t body = (len - head) / width * width;
+    int64_t tail = len - head - body;
+    if (head > 0)
+      pieces.push_back({packed, src, head, false});
+    if (body > 0)
+      pieces.push_back({packed + head, src + head, body, width > 1});
+    if (tail > 0)
+      pieces.push_back({packed + head + body, src + head + body, tail, false});
+    split += head > 0 || tail > 0;
+  });
+  plan.units = std::move(pieces);
+  return true;
+}
+
+void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
+  int64_t total = 0;
+  for (const WorkUnit &piece : plan.units)
+    total += piece.length;
+  int64_t unit = kWarp * plan.width * kChunksPerLane;
+  while (total / unit > std::max<int64_t>(maxCutUnits, 1))
+    unit *= 2;
+  std::vector<WorkUnit> units;
+  for (const WorkUnit &piece : plan.units)
+    // Steps that never pass the piece's end: at + unit may not fit in 64
+    // bits for a piece close to 2^63 bytes.
+    for (int64_t at = 0, len; at < piece.length; at += len) {
+      len = std::min(unit, piece.length - at);
+      units.push_back({piece.packed + at, piece.src + at, len, piece.wide});
+    }
+  plan.family = KernelFamily::Units;
+  plan.unitBytes = unit;
+  plan.units = std::move(units);
 }
 
 bool balanceWorkUnits(KernelPlan &plan) {
@@ -136,40 +175,38 @@ bool balanceWorkUnits(KernelPlan &plan) {
                          str(plan.width) + "-byte chunk, no work units");
     return changed;
   }
-  int64_t unit = kWarp * plan.width * kChunksPerLane;
-  std::vector<WorkUnit> units;
   int64_t longest = 0, shortest = INT64_MAX;
   for (const WorkUnit &piece : plan.units) {
     longest = std::max(longest, piece.length);
     shortest = std::min(shortest, piece.length);
-    for (int64_t at = 0; at < piece.length; at += unit)
-      units.push_back({piece.packed + at, piece.src + at,
-                       std::min(unit, piece.length - at), piece.wide});
   }
-  bool changed = plan.family != KernelFamily::Units || units != plan.units ||
-                 plan.unitBytes != unit;
-  plan.family = KernelFamily::Units;
-  plan.unitBytes = unit;
-  plan.notes.push_back("stair-balancing: " + str(plan.units.size()) +
-                       " piece(s) of " + str(shortest == INT64_MAX ? 0 : shortest) +
-                       ".." + str(longest) + " bytes cut into " +
-                       str(units.size()) + " work unit(s) of at most " +
-                       str(unit) + " bytes, one warp each");
-  plan.units = std::move(units);
-  return changed;
+  const KernelPlan before = plan;
+  cutWorkUnits(plan);
+  plan.notes.push_back("stair-balancing: " + str(before.units.size()) +
+                       " piece(s) of " +
+                       str(shortest == INT64_MAX ? 0 : shortest) + ".." +
+                       str(longest) + " bytes cut into " +
+                       str(plan.units.size()) + " work unit(s) of at most " +
+                       str(plan.unitBytes) + " bytes, one warp each");
+  return before.family != plan.family || before.units != plan.units ||
+         before.unitBytes != plan.unitBytes;
 }
 
-KernelPlan planKernel(const Datatype &type) {
-  CanonicalLayout layout = lowerToCanonical(type);
+bool planKernel(const Datatype &type, KernelPlan &out, std::string &error) {
+  CanonicalLayout layout;
+  if (!lowerToCanonical(type, layout, error))
+    return false;
   KernelPlan plan = makeInitialPlan(layout);
   plan.notes.push_back("normalize: " + describeLayout(layout));
   bool vectors = detectVectors(plan.layout);
   plan.notes.push_back(
       vectors ? "vector-detection: " + describeLayout(plan.layout)
               : "vector-detection: no regular table or segment sequence");
-  alignAccesses(plan);
+  if (!alignAccesses(plan, error))
+    return false;
   balanceWorkUnits(plan);
-  return plan;
+  out = std::move(plan);
+  return true;
 }
 
 const char *getKernelFamilyName(KernelFamily family) {

@@ -206,24 +206,30 @@ int64_t darrayCoord(const TypeArgs &a, unsigned dim) {
   return r % a.psizes[dim];
 }
 
-std::vector<IndexBlock> darrayLocalBlocks(const TypeArgs &a, unsigned dim) {
-  std::vector<IndexBlock> blocks;
+std::vector<IndexBlockRun> darrayOwnedRuns(const TypeArgs &a, unsigned dim) {
+  std::vector<IndexBlockRun> runs;
   DimRange r = darrayRange(a, dim);
   if (r.count == 0)
-    return blocks;
+    return runs;
   if (a.distribs[dim] != Distribution::Cyclic) {
-    blocks.push_back({r.first, r.count});
-    return blocks;
+    runs.push_back({r.first, r.count, 1, 0});
+    return runs;
   }
   int64_t k = a.dargs[dim] == kDefaultDarg ? 1 : a.dargs[dim];
   int64_t period = a.psizes[dim] * k; // <= g here, so no overflow
-  int64_t g = a.sizes[dim];
-  for (int64_t s = r.first; s < g; s += period) {
-    blocks.push_back({s, std::min(k, g - s)});
-    if (g - s <= period)
-      break;
+  // Blocks start at first, first + period, ... up to r.last; only the last
+  // one can be shorter than k.
+  int64_t lastStart = r.first + (r.last - r.first) / period * period;
+  int64_t blocks = (lastStart - r.first) / period + 1;
+  int64_t lastLen = r.last - lastStart + 1;
+  if (lastLen == k) {
+    runs.push_back({r.first, k, blocks, period});
+    return runs;
   }
-  return blocks;
+  if (blocks > 1)
+    runs.push_back({r.first, k, blocks - 1, period});
+  runs.push_back({lastStart, lastLen, 1, 0});
+  return runs;
 }
 
 namespace {

@@ -12,12 +12,22 @@ namespace ddtc {
 /// false with `error` set when a figure overflows 64 bits.
 bool computeLayout(const TypeArgs &args, LayoutInfo &out, std::string &error);
 
-/// The indices [first, last] one process owns along one darray dimension, as
-/// blocks of consecutive global indices in ascending order.
+/// A block of consecutive global indices of an array dimension.
 struct IndexBlock {
   int64_t start, length;
 };
-std::vector<IndexBlock> darrayLocalBlocks(const TypeArgs &args, unsigned dim);
+
+/// `count` blocks of `length` consecutive indices, `step` apart, from
+/// `start`.
+struct IndexBlockRun {
+  int64_t start, length, count, step;
+};
+
+/// The indices one process owns along one darray dimension, in ascending
+/// order: at most two runs (all full blocks, then a shorter last one), so a
+/// cyclic distribution of a long dimension costs no more to describe than a
+/// block distribution.
+std::vector<IndexBlockRun> darrayOwnedRuns(const TypeArgs &args, unsigned dim);
 
 /// The process coordinate of the darray's rank along `dim` (the process grid
 /// is row-major whatever the array order).

@@ -26,12 +26,30 @@ void emitBlock(const Datatype &t, int64_t base, int64_t n, RunMerger &sink) {
     emit(t, base + j * l.extent, sink);
 }
 
+/// The owned index blocks of one dimension, as few strided groups
+/// (darrayOwnedRuns): block `i` in order, and how many there are.
+using OwnedBlocks = std::vector<IndexBlockRun>;
+int64_t blockCount(const OwnedBlocks &o) {
+  int64_t n = 0;
+  for (const IndexBlockRun &r : o)
+    n += r.count;
+  return n;
+}
+IndexBlock blockAt(const OwnedBlocks &o, int64_t i) {
+  for (const IndexBlockRun &r : o) {
+    if (i < r.count)
+      return {r.start + i * r.step, r.length};
+    i -= r.count;
+  }
+  return {0, 0};
+}
+
 /// Visits the elements of an array type (subarray, darray) in pack order:
 /// the innermost dimension, the one that varies fastest, is handed over as
-/// blocks of consecutive elements. `owned[d]` lists the owned index blocks of
-/// dimension d.
+/// blocks of consecutive elements. `owned[d]` describes the owned index
+/// blocks of dimension d.
 void emitArray(const Datatype &t, const std::vector<int64_t> &shape,
-               const std::vector<std::vector<IndexBlock>> &owned, Order order,
+               const std::vector<OwnedBlocks> &owned, Order order,
                int64_t base, RunMerger &sink) {
   const Datatype &old = *t.child();
   int64_t ext = old.layout().extent;
@@ -46,31 +64,34 @@ void emitArray(const Datatype &t, const std::vector<int64_t> &shape,
     weight[d] = w;
     w *= shape[d];
   }
-  for (const auto &o : owned)
-    if (o.empty())
+  std::vector<int64_t> blocks(nd);
+  for (size_t d = 0; d < nd; ++d)
+    if ((blocks[d] = blockCount(owned[d])) == 0)
       return;
   // Odometer over (block, index within block) for each dimension but the
   // fastest, which is emitted block by block.
-  std::vector<size_t> blk(nd, 0);
+  std::vector<int64_t> blk(nd, 0);
   std::vector<int64_t> pos(nd, 0);
   size_t fast = dims[nd - 1];
   while (true) {
     int64_t outer = 0;
     for (size_t k = 0; k + 1 < nd; ++k) {
       size_t d = dims[k];
-      outer += (owned[d][blk[d]].start + pos[d]) * weight[d];
+      outer += (blockAt(owned[d], blk[d]).start + pos[d]) * weight[d];
     }
-    for (const IndexBlock &b : owned[fast])
+    for (int64_t i = 0; i < blocks[fast]; ++i) {
+      IndexBlock b = blockAt(owned[fast], i);
       emitBlock(old, base + (outer + b.start * weight[fast]) * ext, b.length,
                 sink);
+    }
     // Advance the odometer, fastest remaining dimension first.
     size_t k = nd - 1;
     while (k-- > 0) {
       size_t d = dims[k];
-      if (++pos[d] < owned[d][blk[d]].length)
+      if (++pos[d] < blockAt(owned[d], blk[d]).length)
         break;
       pos[d] = 0;
-      if (++blk[d] < owned[d].size())
+      if (++blk[d] < blocks[d])
         break;
       blk[d] = 0;
     }
@@ -114,16 +135,16 @@ void emit(const Datatype &t, int64_t base, RunMerger &sink) {
       emitBlock(*t.child(i), base + a.displs[i], a.blocklens[i], sink);
     return;
   case Kind::Subarray: {
-    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    std::vector<OwnedBlocks> owned(a.sizes.size());
     for (size_t d = 0; d < a.sizes.size(); ++d)
-      owned[d] = {{a.starts[d], a.subsizes[d]}};
+      owned[d] = {{a.starts[d], a.subsizes[d], 1, 0}};
     emitArray(t, a.sizes, owned, a.order, base, sink);
     return;
   }
   case Kind::Darray: {
-    std::vector<std::vector<IndexBlock>> owned(a.sizes.size());
+    std::vector<OwnedBlocks> owned(a.sizes.size());
     for (unsigned d = 0; d < a.sizes.size(); ++d)
-      owned[d] = darrayLocalBlocks(a, d);
+      owned[d] = darrayOwnedRuns(a, d);
     emitArray(t, a.sizes, owned, a.order, base, sink);
     return;
   }
@@ -158,6 +179,9 @@ bool touchedSpan(const Datatype &type, int64_t count, int64_t &lo, int64_t &hi,
   int64_t last = c.mul(count - 1, l.extent);
   lo = c.add(std::min<int64_t>(0, last), l.trueLb);
   hi = c.add(std::max<int64_t>(0, last), l.trueUb());
+  // Callers size buffers by hi - lo: it must fit too (an extent of -2^63
+  // puts two instances 2^63 bytes apart).
+  c.sub(hi, lo);
   if (c.overflowed) {
     error = "the bytes of " + std::to_string(count) +
             " instances overflow 64-bit byte offsets";

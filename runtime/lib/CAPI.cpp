@@ -11,6 +11,7 @@
 #include "KernelCache.h"
 #include "TypeObject.h"
 
+#include "ddtc/Core/PackRange.h"
 #include "ddtc/Core/SpecParser.h"
 
 #include <cstring>
@@ -224,13 +225,10 @@ ddtc_status ddtc_type_packed_size(ddtc_type type, int64_t count,
     if (!bytes)
       return nullArgument(fn, "bytes");
     int64_t total = 0;
-    if (count < 0 ||
-        __builtin_mul_overflow(count, type->type->layout().size, &total))
+    std::string error;
+    if (!checkPackedBytes(type->type->layout().size, count, total, error))
       return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
-                           std::string(fn) + ": count " +
-                               std::to_string(count) +
-                               (count < 0 ? " is negative"
-                                          : " instances overflow 64 bits"));
+                           std::string(fn) + ": " + error);
     *bytes = total;
     return Status::success();
   });

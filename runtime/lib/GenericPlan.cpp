@@ -1,8 +1,8 @@
 //===- GenericPlan.cpp - Work-unit plans for any layout --------------------===//
 //
-// alignAccesses lists prologue/body/epilogue pieces only for layouts that
-// are not all strided nests (those get the strided family), so the pieces
-// are listed here for every layout, with the width alignAccesses proved.
+// The pieces and their cutting are the planning passes' (listPieces and
+// cutWorkUnits in lib/Core); this file only applies them to every layout,
+// strided nests included, under the runtime's limit on table size.
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
@@ -16,8 +16,6 @@ namespace ddtc::rt {
 namespace {
 
 constexpr int64_t kWarp = 32;
-/// Accesses each lane makes per work unit, as in stair balancing.
-constexpr int64_t kAccessesPerLane = 4;
 
 int64_t saturatingAdd(int64_t a, int64_t b) {
   int64_t r;
@@ -38,17 +36,12 @@ std::string kernelSymbolPrefix(const std::string &shapeKey) {
 }
 
 int64_t estimateUnits(const CanonicalLayout &layout) {
-  // Each run gives at most a prologue, an epilogue and ceil(body / unit)
-  // units; the width is at least 1, so unit >= 128 bytes.
-  const int64_t minUnit = kWarp * kAccessesPerLane;
-  int64_t total = 0;
-  for (const Segment &s : layout.segments) {
-    int64_t perPoint = 0;
-    for (const Run &r : s.runs)
-      perPoint = saturatingAdd(perPoint, r.length / minUnit + 3);
-    total = saturatingAdd(total, saturatingMul(s.points(), perPoint));
-  }
-  return total;
+  // Each run gives at most a prologue, a body and an epilogue; cutting adds
+  // at most one unit per unitBytes (>= 32 x kChunksPerLane bytes) of the
+  // instance, and never more than kMaxCutUnits (cutWorkUnits).
+  const int64_t minUnit = kWarp * kChunksPerLane;
+  return saturatingAdd(saturatingMul(countRuns(layout), 3),
+                       std::min(layout.size / minUnit + 1, kMaxCutUnits));
 }
 
 bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
@@ -56,33 +49,20 @@ bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
   if (estimateUnits(layout) > maxUnits)
     return false;
   KernelPlan plan = makeInitialPlan(layout);
-  alignAccesses(plan);
-  const int64_t width = plan.width;
-  const int64_t unit = kWarp * width * kAccessesPerLane;
-  plan.family = KernelFamily::Units;
-  plan.unitBytes = unit;
-  plan.units.clear();
-  auto cut = [&](int64_t packed, int64_t src, int64_t length, bool wide) {
-    for (int64_t at = 0; at < length; at += unit)
-      plan.units.push_back(
-          {packed + at, src + at, std::min(unit, length - at), wide});
-  };
-  int64_t packed = 0;
-  for (const Run &r : flattenLayout(layout, 1)) {
-    const int64_t src = r.offset, len = r.length;
-    // Bytes before the first source byte aligned to the width.
-    const int64_t head =
-        std::min(len, (width - ((src % width) + width) % width) % width);
-    const int64_t body = (len - head) / width * width;
-    const int64_t tail = len - head - body;
-    cut(packed, src, head, false);
-    cut(packed + head, src + head, body, width > 1);
-    cut(packed + head + body, src + head + body, tail, false);
-    packed += len;
-  }
+  std::string error;
+  if (!alignAccesses(plan, error))
+    return false;
+  // alignAccesses lists pieces only for layouts that are not all strided
+  // nests; the generic kernels need them for every layout.
+  int64_t split = 0;
+  if (plan.units.empty() && layout.size > 0 &&
+      !listPieces(plan, split, error))
+    return false;
+  cutWorkUnits(plan);
   plan.notes.push_back("generic: " + std::to_string(plan.units.size()) +
-                       " work unit(s) of at most " + std::to_string(unit) +
-                       " bytes, width " + std::to_string(width));
+                       " work unit(s) of at most " +
+                       std::to_string(plan.unitBytes) + " bytes, width " +
+                       std::to_string(plan.width));
   out = std::move(plan);
   return true;
 }
@@ -91,7 +71,7 @@ KernelPlan makeUnitsShapePlan(int width) {
   KernelPlan plan;
   plan.family = KernelFamily::Units;
   plan.width = width;
-  plan.unitBytes = kWarp * width * kAccessesPerLane;
+  plan.unitBytes = kWarp * width * kChunksPerLane;
   return plan;
 }
 

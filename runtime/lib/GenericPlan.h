@@ -25,14 +25,16 @@ constexpr int kGenericWidths[] = {1, 2, 4, 8, 16};
 std::string kernelSymbolPrefix(const std::string &shapeKey);
 
 /// An upper bound on the work units makeUnitsPlan makes for `layout`
-/// (saturates at INT64_MAX), computed without listing the runs.
+/// (saturates at INT64_MAX), computed from the description without listing
+/// the runs.
 int64_t estimateUnits(const CanonicalLayout &layout);
 
 /// A Units-family plan of `layout`: its runs (one instance, pack order) split
 /// into a prologue, a wide body and an epilogue at the access width that
-/// alignAccesses proves for the layout, then cut into work units of at most
-/// 32 lanes x 4 accesses, as stair balancing does. Returns false, leaving
-/// `out` alone, when the bound of estimateUnits exceeds `maxUnits`.
+/// alignAccesses proves for the layout (listPieces), then cut into work
+/// units as stair balancing does (cutWorkUnits). Returns false, leaving
+/// `out` alone, when the bound of estimateUnits exceeds `maxUnits` or the
+/// layout has too many runs to list.
 bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
                    KernelPlan &out);
 

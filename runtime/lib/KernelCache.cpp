@@ -45,14 +45,10 @@ double msSince(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
-/// The options NVRTC is called with for sm_`arch`: those NVRTCCompiler
-/// always passes, then ours.
+/// The options NVRTC is called with for sm_`arch` (those NVRTCCompiler
+/// always passes; the runtime adds none).
 std::vector<std::string> compileOptions(int arch) {
-  std::vector<std::string> o = {"--gpu-architecture=sm_" + std::to_string(arch),
-                                "--std=c++17"};
-  for (const std::string &x : extraCompileOptions())
-    o.push_back(x);
-  return o;
+  return {"--gpu-architecture=sm_" + std::to_string(arch), "--std=c++17"};
 }
 
 Hash128 cacheKey(const KernelEntry &e, const std::string &nvrtcVersion) {
@@ -122,11 +118,6 @@ struct MainThreadExitGuard {
 } // namespace
 
 Stats &stats() { return gStats; }
-
-const std::vector<std::string> &extraCompileOptions() {
-  static const std::vector<std::string> *options = new std::vector<std::string>();
-  return *options;
-}
 
 void publish(KernelEntry &e, EntryState state) {
   {
@@ -254,7 +245,7 @@ std::shared_ptr<KernelEntry> KernelCache::acquire(const KernelPlan &plan,
     } else {
       // From here a worker or a waiting caller takes it, whichever is first.
       entry->claimed = false;
-      enqueue(entry, useCaches);
+      push({entry, useCaches});
     }
   }
   return entry;
@@ -297,7 +288,7 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   auto t0 = std::chrono::steady_clock::now();
   NVRTCResult r =
       nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
-                     std::to_string(e.arch), extraCompileOptions());
+                     std::to_string(e.arch));
   double ms = msSince(t0);
   // Now NVRTC has registered its teardown: a handler registered after it
   // runs before it.
@@ -340,10 +331,6 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
     }
   }
   publish(e, EntryState::Ready);
-}
-
-void KernelCache::enqueue(std::shared_ptr<KernelEntry> e, bool useDisk) {
-  push({std::move(e), useDisk});
 }
 
 void KernelCache::push(Job job) {

@@ -129,7 +129,6 @@ private:
                bool useCaches);
   /// Compiles a claimed entry, stores it on disk, publishes it.
   void compile(KernelEntry &e, bool useDisk);
-  void enqueue(std::shared_ptr<KernelEntry> e, bool useDisk);
   void workerLoop();
 
 public:
@@ -163,9 +162,6 @@ private:
 
 /// Sets the entry's outcome and wakes its waiters.
 void publish(KernelEntry &e, EntryState state);
-
-/// The options ddtc adds to NVRTC's for every kernel.
-const std::vector<std::string> &extraCompileOptions();
 
 } // namespace ddtc::rt
 

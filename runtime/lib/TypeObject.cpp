@@ -14,6 +14,7 @@
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
+#include "ddtc/Core/PackRange.h"
 #include "ddtc/Core/SpecParser.h"
 
 #include <cstring>
@@ -182,7 +183,9 @@ struct PlannedType {
   std::shared_ptr<const std::vector<int64_t>> table;
 };
 
-PlannedType planOnce(const Datatype &type) {
+/// Fails with `error` set when the type cannot be planned (too large a
+/// table): nothing is remembered, so each commit of it fails the same way.
+bool planOnce(const Datatype &type, PlannedType &out, std::string &error) {
   static std::mutex m;
   static std::unordered_map<std::string, PlannedType> memo;
   // The spec expression identifies the tree exactly (it parses back to an
@@ -190,11 +193,15 @@ PlannedType planOnce(const Datatype &type) {
   std::string key = printSpecExpr(type);
   {
     std::lock_guard<std::mutex> lock(m);
-    if (auto it = memo.find(key); it != memo.end())
-      return it->second;
+    if (auto it = memo.find(key); it != memo.end()) {
+      out = it->second;
+      return true;
+    }
   }
   PlannedType planned;
-  auto plan = std::make_shared<KernelPlan>(planKernel(type));
+  auto plan = std::make_shared<KernelPlan>();
+  if (!planKernel(type, *plan, error))
+    return false;
   if (isUnits(*plan))
     planned.table =
         std::make_shared<const std::vector<int64_t>>(encodeUnitTable(*plan));
@@ -203,7 +210,8 @@ PlannedType planOnce(const Datatype &type) {
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
   memo.emplace(std::move(key), planned);
-  return planned;
+  out = std::move(planned);
+  return true;
 }
 
 void copyShape(const std::string &shape, char (&out)[64]) {
@@ -224,7 +232,12 @@ Status commitType(ddtc_type_s &t) {
     t.committed.store(true, std::memory_order_release);
     return Status::success();
   }
-  PlannedType planned = planOnce(*t.type);
+  PlannedType planned;
+  std::string error;
+  if (!planOnce(*t.type, planned, error))
+    return Status::error(DDTC_ERROR_UNSUPPORTED_TYPE,
+                         "ddtc_type_commit: type " + t.name +
+                             " cannot be planned: " + error);
   t.spec = std::move(planned.plan);
   t.specTable = std::move(planned.table);
   t.commitArch = commitArchitecture();
@@ -315,19 +328,11 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                          std::string(fn) + ": type " + t.name +
                              " is not committed (call ddtc_type_commit)");
   const LayoutInfo &layout = t.type->layout();
-  int64_t total = 0;
-  if (count < 0 || __builtin_mul_overflow(count, layout.size, &total))
-    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
-                         std::string(fn) + ": count " + std::to_string(count) +
-                             (count < 0 ? " is negative"
-                                        : " instances overflow 64 bits"));
-  if (lo < 0 || lo > hi || hi > total)
-    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
-                         std::string(fn) + ": the range [" +
-                             std::to_string(lo) + ", " + std::to_string(hi) +
-                             ") is not inside the " + std::to_string(total) +
-                             " packed bytes of " + std::to_string(count) +
-                             " instance(s) of type " + t.name);
+  std::string rangeError;
+  if (!checkPackRange(layout.size, count, lo, hi, rangeError))
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT, std::string(fn) + ": " +
+                                                          rangeError +
+                                                          " of type " + t.name);
   if (maxCtas < 0)
     return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
                          std::string(fn) + ": max_ctas is negative");

@@ -2,7 +2,8 @@
 //
 // Every type can be served by a generic (work-unit) kernel while its
 // specialized kernel compiles. This test builds the work-unit plan of random
-// types (makeUnitsPlan) and runs the generic kernels' very source, compiled
+// types (makeUnitsPlan, and with long units as very large instances get
+// them) and runs the generic kernels' very source, compiled
 // into this test through CPUEmulation.h, against the reference pack and
 // unpack (the KernelCheck harness): whole and partial ranges, capped grids,
 // aligned and misaligned buffers.
@@ -83,13 +84,31 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
   return false;
 }
 
-/// Checks one type; returns an empty string or what went wrong.
+/// Checks one type; returns an empty string or what went wrong. With
+/// `maxCutUnits` > 0 the units are cut as for an instance too large for the
+/// usual unit size (cutWorkUnits with that bound): few, long units, each
+/// looped over by its warp.
 std::string checkType(const Datatype &type, int64_t count,
-                      std::mt19937_64 &rng) {
-  KernelPlan spec = planKernel(type);
+                      std::mt19937_64 &rng, int64_t maxCutUnits = 0) {
+  KernelPlan spec;
+  std::string planError;
+  if (!planKernel(type, spec, planError))
+    return "planKernel failed: " + planError;
   KernelPlan g;
   if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
     return "makeUnitsPlan refused an unbounded plan";
+  if (maxCutUnits > 0) {
+    g = makeInitialPlan(spec.layout);
+    int64_t split = 0;
+    if (!alignAccesses(g, planError) ||
+        (g.units.empty() && !listPieces(g, split, planError)))
+      return "listing the pieces failed: " + planError;
+    const int64_t pieces = static_cast<int64_t>(g.units.size());
+    cutWorkUnits(g, maxCutUnits);
+    if (static_cast<int64_t>(g.units.size()) > pieces + maxCutUnits)
+      return "cutWorkUnits made more than pieces + " +
+             std::to_string(maxCutUnits) + " units";
+  }
   const int64_t size = type.layout().size;
   // The units tile one instance's packed bytes, in order.
   int64_t at = 0;
@@ -200,8 +219,11 @@ DDTC_TEST("generic-kernels", genericKernels) {
     }
     const Datatype &t = *spec.bindings.back().type;
     if (t.layout().size > 0)
-      for (int64_t count : {1, 3})
+      for (int64_t count : {1, 3}) {
         report(t, count, checkType(t, count, rng));
+        // Long units split across warps, as for very large instances.
+        report(t, count, checkType(t, count, rng, /*maxCutUnits=*/1));
+      }
   }
   for (int64_t i = 0; i < n; ++i) {
     std::mt19937_64 caseRng(randomCaseSeed(20261121, static_cast<uint64_t>(i)));
@@ -209,6 +231,8 @@ DDTC_TEST("generic-kernels", genericKernels) {
     if (c.type->layout().size == 0)
       continue;
     report(*c.type, c.count, checkType(*c.type, c.count, caseRng));
+    if (i % 4 == 0)
+      report(*c.type, c.count, checkType(*c.type, c.count, caseRng, 2));
   }
   std::printf("%d type/count cases, %d failed\n", cases, failures);
   return failures ? kFail : kPass;
@@ -218,7 +242,8 @@ DDTC_TEST("generic-plan-limit", genericPlanLimit) {
   SpecFile spec;
   std::string error;
   CHECK(parseSpec("t = vector(100000, 1, 2, double)\n", "t", spec, error));
-  KernelPlan p = planKernel(*spec.bindings.back().type);
+  KernelPlan p;
+  CHECK(planKernel(*spec.bindings.back().type, p, error));
   KernelPlan g;
   CHECK(!rt::makeUnitsPlan(p.layout, 1000, g));
   CHECK(g.units.empty());

@@ -823,6 +823,49 @@ DDTC_TEST("hash", hash) {
   return kPass;
 }
 
+/// Committing costs time and memory in proportion to the description, not
+/// the bytes: a 1.1 TB block and a cyclic distribution of 2^31 columns
+/// commit at once (their layouts are 3 runs and a strided nest), and a type
+/// whose work-unit table would be too long to list fails with a status
+/// instead of exhausting memory.
+DDTC_TEST("plan-cost", planCost) {
+  // Planning comes first in a commit; what follows it (a background
+  // compile, or NO_COMPILER where NVRTC is missing) is not what this test is
+  // about.
+  TempDir dir;
+  useCacheDir(dir.path());
+  setenv("DDTC_JIT", "generic", 1);
+  resetRuntime();
+  const char *cheap[] = {
+      "T = indexed([3, 142147483647, 2], [0, 5, 142147483660], double)\n",
+      "T = darray(4, 3, [8, 2147483648], [cyclic, cyclic], [2, 2], [2, 2], C, "
+      "double)\n",
+      "T = darray(4, 3, [8, 2147483647], [cyclic, cyclic], [2, 2], [2, 2], "
+      "Fortran, double)\n"};
+  for (const char *spec : cheap) {
+    ddtc_type t = makeType(spec);
+    CHECK(t != nullptr);
+    const double t0 = nowMs();
+    ddtc_status s = ddtc_type_commit(t);
+    const double ms = nowMs() - t0;
+    std::printf("commit %.1f ms, %s: %s", ms, ddtc_status_name(s), spec);
+    CHECK(s == DDTC_SUCCESS || s == DDTC_ERROR_NO_COMPILER);
+    CHECK(ms < 2000);
+    ddtc_type_free(&t);
+  }
+  // 5,000,002 runs per instance, not all in strided nests: over the limit.
+  ddtc_type t = makeType("T = struct([1, 1], [0, 80000000], "
+                         "[vector(5000000, 1, 2, double), "
+                         "hindexed([1, 2], [0, 3], char)])\n");
+  CHECK(t != nullptr);
+  CHECK(ddtc_type_commit(t) == DDTC_ERROR_UNSUPPORTED_TYPE);
+  CHECK_MSG(std::strstr(ddtc_last_error(), "cannot be planned"), "%s",
+            ddtc_last_error());
+  ddtc_type_free(&t);
+  unsetenv("DDTC_JIT");
+  return kPass;
+}
+
 DDTC_TEST("timings", timings) {
   REQUIRE_NVRTC();
   TempDir dir;
@@ -866,12 +909,13 @@ DDTC_TEST("timings", timings) {
   for (ddtc_type &x : types)
     ddtc_type_free(&x);
   // The cache lookup alone.
-  KernelPlan plan = planKernel(*[] {
+  KernelPlan plan;
+  {
     SpecFile f;
     std::string e;
     parseSpec("a = vector(3, 2, 5, double)\n", "t", f, e);
-    return f.bindings[0].type;
-  }());
+    planKernel(*f.bindings[0].type, plan, e);
+  }
   t0 = nowMs();
   for (int i = 0; i < reps; ++i)
     rt::KernelCache::get().acquire(plan, 90, false);

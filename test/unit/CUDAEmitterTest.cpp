@@ -25,7 +25,12 @@ TypeRef parse(const std::string &expr) {
   return spec.bindings.back().type;
 }
 
-KernelPlan plan(const std::string &expr) { return planKernel(*parse(expr)); }
+KernelPlan plan(const std::string &expr) {
+  KernelPlan p;
+  std::string error;
+  EXPECT_TRUE(planKernel(*parse(expr), p, error)) << error;
+  return p;
+}
 
 size_t countOf(const std::string &text, const std::string &what) {
   size_t n = 0;

@@ -17,6 +17,20 @@ TypeRef parse(const std::string &spec) {
   return file.bindings.empty() ? nullptr : file.bindings.back().type;
 }
 
+CanonicalLayout lowerToCanonical(const Datatype &type) {
+  CanonicalLayout l;
+  std::string error;
+  EXPECT_TRUE(ddtc::lowerToCanonical(type, l, error)) << error;
+  return l;
+}
+
+KernelPlan planKernel(const Datatype &type) {
+  KernelPlan p;
+  std::string error;
+  EXPECT_TRUE(ddtc::planKernel(type, p, error)) << error;
+  return p;
+}
+
 TEST(Normalize, VectorIsOneStridedNest) {
   CanonicalLayout l = lowerToCanonical(*parse("t = vector(3, 2, 5, double)"));
   ASSERT_EQ(l.segments.size(), 1u);
@@ -151,7 +165,8 @@ TEST(Property, RandomTypesKeepTheirRuns) {
     detectVectors(l);
     ASSERT_EQ(flattenLayout(l, c.count), expected) << printSpecExpr(t);
     KernelPlan p = makeInitialPlan(l);
-    alignAccesses(p);
+    std::string error;
+    ASSERT_TRUE(alignAccesses(p, error)) << error;
     balanceWorkUnits(p);
     if (p.family == KernelFamily::Units) {
       std::vector<ddtc::Run> one = flatten(t, 1);

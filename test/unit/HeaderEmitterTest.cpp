@@ -418,7 +418,8 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
         << error;
     TestType t;
     t.expr = e;
-    t.plan = planKernel(*spec.bindings.back().type);
+    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error))
+        << error;
     t.prefix = "t" + std::to_string(types.size());
     (t.plan.family == KernelFamily::Units ? units : strided)++;
     types.push_back(t);
@@ -553,7 +554,8 @@ TEST_F(GeneratedHeader, ModulesPerContextAndPTXFallback) {
         parseSpec(std::string("t = ") + e + "\n", "t.ddt", spec, error));
     TestType t;
     t.expr = e;
-    t.plan = planKernel(*spec.bindings.back().type);
+    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error))
+        << error;
     t.prefix = "k" + std::to_string(types.size());
     types.push_back(t);
   }
@@ -612,7 +614,9 @@ KernelPlan planOf(const std::string &expr) {
     ADD_FAILURE() << error;
     return KernelPlan();
   }
-  return planKernel(*spec.bindings.back().type);
+  KernelPlan p;
+  EXPECT_TRUE(planKernel(*spec.bindings.back().type, p, error)) << error;
+  return p;
 }
 
 TEST(DescribeParams, PerCallWordsAndConstants) {

@@ -82,7 +82,9 @@ TEST(PlanningPipeline, MatchesPlanKernel) {
     ddt::PlanStage stage;
     KernelPlan fromPasses = ddt::readPlan(layout, stage);
     EXPECT_EQ(stage, ddt::PlanStage::Balanced) << name;
-    KernelPlan core = planKernel(*type);
+    KernelPlan core;
+    std::string error;
+    ASSERT_TRUE(planKernel(*type, core, error)) << name << ": " << error;
     expectSamePlan(fromPasses, core, name);
     ++families[core.family == KernelFamily::Strided ? 0 : 1];
   }

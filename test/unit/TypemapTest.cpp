@@ -98,6 +98,17 @@ TEST(Span, NegativeDisplacements) {
   EXPECT_EQ(packedSize(*v, 3), 24);
 }
 
+TEST(Span, LengthOverflowIsAnError) {
+  // Two instances 2^63 bytes apart: lo and hi fit, hi - lo does not.
+  std::string e;
+  TypeRef t = Datatype::resized(0, INT64_MIN, prim(Primitive::Double), e);
+  ASSERT_TRUE(t) << e;
+  int64_t lo, hi;
+  EXPECT_TRUE(touchedSpan(*t, 1, lo, hi, e));
+  EXPECT_FALSE(touchedSpan(*t, 2, lo, hi, e));
+  EXPECT_NE(e.find("overflow"), std::string::npos) << e;
+}
+
 TEST(Pack, RoundTripThroughPackedBytes) {
   std::string e;
   TypeRef v = Datatype::vector(4, 3, -7, prim(Primitive::Short), e);

@@ -462,7 +462,11 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
 
 /// Plans and emits the kernels of a case.
 void prepare(Case &c, size_t index) {
-  c.plan = planKernel(*c.type);
+  std::string error;
+  if (!planKernel(*c.type, c.plan, error)) {
+    c.skip = "cannot be planned: " + error;
+    return;
+  }
   c.kernels = emitCUDA(c.plan, "k" + std::to_string(index));
   if (c.plan.family == KernelFamily::Units)
     c.units = encodeUnitTable(c.plan);

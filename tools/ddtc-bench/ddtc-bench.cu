@@ -312,7 +312,11 @@ int main(int argc, char **argv) {
     }
     const ddtc::Datatype &tree = *spec.find("t")->type;
     double p0 = nowMs();
-    ddtc::KernelPlan plan = ddtc::planKernel(tree);
+    ddtc::KernelPlan plan;
+    if (!ddtc::planKernel(tree, plan, error)) {
+      std::fprintf(stderr, "%s: %s\n", l.name.c_str(), error.c_str());
+      return 1;
+    }
     r.v["passes_ms"] = nowMs() - p0;
 
     ddtc_type t = nullptr;

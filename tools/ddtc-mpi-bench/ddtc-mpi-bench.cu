@@ -141,7 +141,9 @@ __global__ void busyKernel(volatile int *stop, unsigned long long *sink) {
     *sink = x;
 }
 
-/// --contend F: a busy kernel on F of the SMs for the whole run.
+/// --contend F: a busy kernel on F of the SMs for the whole run, on a
+/// non-blocking stream: the benchmark waits for the legacy stream only (a
+/// device-wide wait would wait for the busy kernel).
 struct Contention {
   int *stop = nullptr;
   unsigned long long *sink = nullptr;
@@ -598,7 +600,7 @@ void setup(Side &s) {
                                         s.in.width, s.in.height,
                                         cudaMemcpyDeviceToDevice);
     if (err == cudaSuccess)
-      err = cudaDeviceSynchronize();
+      err = cudaStreamSynchronize(cudaStreamLegacy);
     if (err != cudaSuccess) {
       cudaGetLastError();
       s.gatherNote = std::string("cudaMemcpy2D refused (") +
@@ -788,7 +790,7 @@ struct CheckResult {
 /// Compares the device buffer with `want` (the poison outside the type).
 CheckResult compareDevice(const Side &s, const unsigned char *want) {
   std::unique_ptr<unsigned char[]> got(new unsigned char[s.alloc]);
-  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
   CHECK_CUDA(cudaMemcpy(got.get(), s.dev, s.alloc, cudaMemcpyDeviceToHost));
   CheckResult r;
   if (std::memcmp(got.get(), want, s.alloc) == 0)
@@ -811,13 +813,13 @@ CheckResult compareDevice(const Side &s, const unsigned char *want) {
 void poison(Side &s) {
   CHECK_CUDA(cudaMemset(s.dev, kPoison, s.alloc));
   std::memset(s.mirror, kPoison, s.alloc);
-  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void fillPattern(Side &s, unsigned seed) {
   fillKernel<<<1024, 256>>>(s.dev, s.alloc, seed);
   CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 //===----------------------------------------------------------------------===//

@@ -261,7 +261,11 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
     h.prefix = types.size() == 1 || symbolPrefix.empty()
                    ? kernelPrefix(nt)
                    : symbolPrefix + "_" + identifierPart(nt);
-    h.plan = planKernel(*nt.type);
+    std::string error;
+    if (!planKernel(*nt.type, h.plan, error)) {
+      errs() << "ddtc: error: type " << nt.name << ": " << error << "\n";
+      return false;
+    }
     const LayoutInfo &l = nt.type->layout();
     h.trueLb = l.trueLb;
     h.trueExtent = l.trueExtent;
@@ -291,7 +295,12 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
 
 /// Emits the kernels as CUDA C++, PTX or a cubin, or explains them.
 bool emitKernels(const NamedType &nt, raw_ostream &os) {
-  KernelPlan plan = planKernel(*nt.type);
+  KernelPlan plan;
+  std::string error;
+  if (!planKernel(*nt.type, plan, error)) {
+    errs() << "ddtc: error: type " << nt.name << ": " << error << "\n";
+    return false;
+  }
   if (emitKind == EmitKind::Explain) {
     os << explainKernels(nt.name, *nt.type, plan, instanceCount);
     return true;

@@ -55,10 +55,24 @@ struct CanonicalLayout {
   std::vector<Segment> segments;
 };
 
+/// The most runs a plan lists for one instance: in a run table that
+/// normalization builds (a nest repeating differently shaped pieces) and in
+/// the work-unit table of the units family. Planning a type over it fails
+/// with an error instead of growing with the type's bytes.
+constexpr int64_t kMaxTableRuns = int64_t(1) << 22;
+
 /// Normalization: the canonical layout of `type`, simplified (no empty runs,
 /// touching runs merged, contiguous dimensions folded). Regular constructors
-/// become dimensions; irregular ones become run tables.
-CanonicalLayout lowerToCanonical(const Datatype &type);
+/// become dimensions, irregular ones run tables, so the cost follows the
+/// description (and the blocks of irregular constructors), not the bytes.
+/// Fails with `error` set when a run table would exceed kMaxTableRuns.
+bool lowerToCanonical(const Datatype &type, CanonicalLayout &out,
+                      std::string &error);
+
+/// The runs of one instance as the segments list them (sum over segments of
+/// points x runs), before merging; saturates at INT64_MAX. Costs one step per
+/// dimension and segment.
+int64_t countRuns(const CanonicalLayout &layout);
 
 /// Vector detection: run tables with a regular pattern (equal runs at a
 /// constant stride, repeated groups) become dimensions; nested dimensions

@@ -43,16 +43,14 @@ struct KernelPlan {
   CanonicalLayout layout;
   KernelFamily family = KernelFamily::Units;
   /// Bytes per access (1, 2, 4, 8 or 16), proven safe for the body of every
-  /// run when the buffers are aligned to it (see baseAlignment).
+  /// run when the buffers are aligned to it.
   int64_t width = 1;
-  /// The alignment of the buffer pointers the width relies on; the launcher
-  /// uses a width-1 launch for buffers aligned less.
-  int64_t baseAlignment = 16;
   /// Strided family: whether some chunk of `width` bytes can straddle two
   /// runs or start unaligned (then the kernel keeps a byte-wise path).
   bool needsBytePath = true;
   /// Units family: the work units of one instance, in packed order, each at
-  /// most unitBytes long (stair balancing).
+  /// most unitBytes long (stair balancing). Before stair balancing: the
+  /// prologue, body and epilogue pieces of every run (alignAccesses).
   std::vector<WorkUnit> units;
   int64_t unitBytes = 0;
   /// Threads per CUDA block the launcher uses.
@@ -61,26 +59,54 @@ struct KernelPlan {
   std::vector<std::string> notes;
 };
 
+/// Chunks of `width` bytes each lane of a warp moves per work unit: long
+/// enough to hide latency, short enough that a triangle's short columns do
+/// not leave warps idle for long. A work unit is 32 x width x this many
+/// bytes, unless the instance is so large that it would need more than
+/// kMaxCutUnits units (then units double in length until it does not).
+constexpr int64_t kChunksPerLane = 4;
+
+/// The most units the cutting of long pieces adds for one instance: a long
+/// run is a few long units that their warps loop over, not one unit per
+/// 32 x width x kChunksPerLane bytes, so planning never grows with the bytes.
+constexpr int64_t kMaxCutUnits = int64_t(1) << 18;
+
 /// A plan for `layout` with width 1, the units family and no work units:
 /// the starting point the planning passes refine.
 KernelPlan makeInitialPlan(const CanonicalLayout &layout);
 
+/// Lists in plan.units, for every run of one instance in packed order, its
+/// prologue up to the first source byte aligned to plan.width, its wide body
+/// and its epilogue (pieces with no length limit yet). Fails with `error`
+/// set, leaving the plan alone, when the instance has more than
+/// kMaxTableRuns runs. Returns the number of runs that got a prologue or an
+/// epilogue through `split`.
+bool listPieces(KernelPlan &plan, int64_t &split, std::string &error);
+
+/// Cuts the pieces of plan.units into work units of plan.unitBytes (which
+/// it sets: 32 x width x kChunksPerLane, doubled while the instance would
+/// need more than `maxCutUnits` units) and sets the units family. The units
+/// number at most the pieces plus maxCutUnits. (Tests pass a small
+/// maxCutUnits to get long units from small types.)
+void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits = kMaxCutUnits);
+
 /// Alignment prologues: proves the widest access (16, 8, 4, 2, 1 bytes) that
 /// the layout's offsets, strides and run lengths allow for the bulk of the
-/// bytes. For the units family it lists each run as pieces: a prologue up to
-/// the first aligned source byte, a wide body, an epilogue (units with no
-/// length limit yet). Returns whether it changed the plan.
-bool alignAccesses(KernelPlan &plan);
+/// bytes. Unless every segment is a strided nest, it lists the pieces of
+/// every run (listPieces). Fails with `error` set when the layout has too
+/// many runs to list.
+bool alignAccesses(KernelPlan &plan, std::string &error);
 
 /// Stair balancing: picks the strided family when every segment is a
 /// strided nest; otherwise cuts the pieces into work units of equal size
-/// (unitBytes, a multiple of 32 threads times the width; the last piece of a
-/// run may be shorter), so no warp idles on a long run while others finish
-/// short ones. Returns whether it changed the plan.
+/// (cutWorkUnits; the last unit of a piece may be shorter), so no warp idles
+/// on a long run while others finish short ones. Returns whether it changed
+/// the plan.
 bool balanceWorkUnits(KernelPlan &plan);
 
-/// The whole pipeline: lower, detect vectors, align, balance.
-KernelPlan planKernel(const Datatype &type);
+/// The whole pipeline: lower, detect vectors, align, balance. Fails with
+/// `error` set when the type needs a table over kMaxTableRuns runs.
+bool planKernel(const Datatype &type, KernelPlan &plan, std::string &error);
 
 } // namespace ddtc
 

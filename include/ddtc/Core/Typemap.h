@@ -62,7 +62,8 @@ void forEachRun(const Datatype &type, int64_t count,
 std::vector<Run> flatten(const Datatype &type, int64_t count);
 
 /// The bytes [lo, hi) of the buffer origin that `count` instances touch
-/// (lo == hi when they touch none). Sets `error` on 64-bit overflow.
+/// (lo == hi when they touch none). Sets `error` on 64-bit overflow of lo,
+/// hi or hi - lo.
 bool touchedSpan(const Datatype &type, int64_t count, int64_t &lo, int64_t &hi,
                  std::string &error);
 

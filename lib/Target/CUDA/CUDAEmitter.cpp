@@ -11,6 +11,8 @@
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
+#include "ddtc/Core/PackRange.h"
+
 #include <algorithm>
 #include <cassert>
 #include <limits>
@@ -804,15 +806,8 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   cfg.takesUnits = plan.family == KernelFamily::Units;
   cfg.block = plan.threadsPerBlock;
   const int64_t size = plan.layout.size;
-  int64_t total = 0;
-  if (count < 0 || __builtin_mul_overflow(count, size, &total))
-    cfg.error = "the packed size of " + std::to_string(count) +
-                " instances overflows";
-  else if (lo < 0 || lo > hi || hi > total)
-    cfg.error = "the range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                ") is not inside the " + std::to_string(total) +
-                " packed bytes";
-  else if (cfg.block <= 0 || cfg.block % 32 != 0 || cfg.block > 1024)
+  if (checkPackRange(size, count, lo, hi, cfg.error) &&
+      (cfg.block <= 0 || cfg.block % 32 != 0 || cfg.block > 1024))
     cfg.error = "threads per block must be a multiple of 32 up to 1024, not " +
                 std::to_string(cfg.block);
   CallValues v;

@@ -2,6 +2,7 @@
 
 #include "ddtc/Target/CUDA/Explain.h"
 
+#include "ddtc/Core/CanonicalLayout.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
@@ -111,7 +112,15 @@ std::string explainKernels(const std::string &name, const Datatype &type,
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
   os << "launch for " << count << " instance(s), whole range: grid "
      << cfg.grid << " x " << cfg.block << " threads\n";
-  const int64_t sectors = countSectors(flatten(type, count));
+  // Counting sectors lists every run: only for types with a bounded number.
+  int64_t runs = 0;
+  if (__builtin_mul_overflow(countRuns(plan.layout), count, &runs) ||
+      runs > kMaxTableRuns) {
+    os << "memory traffic for " << count << " instance(s): not counted (more "
+       << "than " << kMaxTableRuns << " runs)\n";
+    return os.str();
+  }
+  const int64_t sectors = countSectors(flattenLayout(plan.layout, count));
   const int64_t packedSectors = (packed + 31) / 32;
   os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
      << "sectors, buffers 32-byte aligned):\n"

@@ -34,7 +34,8 @@ typedef enum ddtc_status {
   /* The spec text does not parse or breaks an MPI rule; or the named binding
      is missing. */
   DDTC_ERROR_INVALID_SPEC = 2,
-  /* An MPI datatype ddtc cannot represent (ddtc_type_from_mpi). */
+  /* A datatype ddtc cannot represent (ddtc_type_from_mpi) or plan (a
+     ddtc_type_commit whose work-unit table would be too large). */
   DDTC_ERROR_UNSUPPORTED_TYPE = 3,
   /* ddtc_pack or ddtc_unpack of a type that was not committed. */
   DDTC_ERROR_NOT_COMMITTED = 4,
@@ -99,7 +100,11 @@ DDTC_API ddtc_status ddtc_type_from_spec(const char *spec_text,
    NVRTC for the GPU of the current CUDA context (without a GPU: for
    DDTC_DEFAULT_ARCH, sm_90 unless set), in the background when a generic
    kernel can serve the calls meanwhile (the default; DDTC_JIT=sync waits).
-   Committing a committed type does nothing. */
+   Committing a committed type does nothing. Planning costs time and memory
+   in proportion to the type's description (or its blocks, for irregular
+   constructors), never its bytes; a type whose work-unit table would list
+   more than 2^22 runs per instance fails with DDTC_ERROR_UNSUPPORTED_TYPE
+   (the caller keeps its own path for it). */
 DDTC_API ddtc_status ddtc_type_commit(ddtc_type type);
 
 /* Waits until the specialized kernels of a committed type are compiled (or

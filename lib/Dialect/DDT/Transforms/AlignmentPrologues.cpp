@@ -30,7 +30,11 @@ struct AlignmentProloguesPass
                        "them");
       return signalPassFailure();
     }
-    alignAccesses(plan);
+    std::string error;
+    if (!alignAccesses(plan, error)) {
+      layout.emitError(error);
+      return signalPassFailure();
+    }
     writePlan(define, plan, PlanStage::Aligned);
   }
 };

@@ -32,8 +32,16 @@ struct NormalizePass : public ddt::impl::NormalizeBase<NormalizePass> {
       }
       lowered.push_back({define, std::move(tree)});
     }
-    for (auto &[define, tree] : lowered)
-      writePlan(define, makeInitialPlan(lowerToCanonical(*tree)),
+    std::vector<CanonicalLayout> layouts(lowered.size());
+    for (size_t i = 0; i < lowered.size(); ++i) {
+      std::string error;
+      if (!lowerToCanonical(*lowered[i].second, layouts[i], error)) {
+        lowered[i].first.emitError(error);
+        return signalPassFailure();
+      }
+    }
+    for (size_t i = 0; i < lowered.size(); ++i)
+      writePlan(lowered[i].first, makeInitialPlan(layouts[i]),
                 PlanStage::Layout);
   }
 };
