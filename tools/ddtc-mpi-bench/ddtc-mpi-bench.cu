@@ -141,9 +141,9 @@ __global__ void busyKernel(volatile int *stop, unsigned long long *sink) {
     *sink = x;
 }
 
-/// --contend F: a busy kernel on F of the SMs for the whole run, on a
-/// non-blocking stream: the benchmark waits for the legacy stream only (a
-/// device-wide wait would wait for the busy kernel).
+/// --contend F: a busy kernel on F of the SMs while the paths are timed, on
+/// a non-blocking stream. It is stopped around the checks, allocations and
+/// frees (cudaFree waits for the whole device, so for the busy kernel).
 struct Contention {
   int *stop = nullptr;
   unsigned long long *sink = nullptr;
@@ -1598,11 +1598,13 @@ int main(int argc, char **argv) {
   };
 
   Contention contention;
-  if (contend > 0) {
-    contention.start(contend, device);
-    if (rank == 0)
-      std::printf("a busy kernel holds %d SMs of each GPU\n",
-                  contention.blocks);
+  if (contend > 0 && rank == 0) {
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+    std::printf("while timing, a busy kernel holds %ld of the %d SMs of "
+                "each GPU\n",
+                std::max(1L, std::lround(contend * prop.multiProcessorCount)),
+                prop.multiProcessorCount);
   }
   unsigned seed = 1;
   for (const LayoutDef &l : defs) {
@@ -1804,8 +1806,12 @@ int main(int argc, char **argv) {
         run[A] = run[B] = run[C] = false;
 
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-      if (run[DDTC] || run[A] || run[B] || run[C])
+      if (run[DDTC] || run[A] || run[B] || run[C]) {
+        if (contend > 0)
+          contention.start(contend, device);
         timeMethods(s, rank, reps, run, p.t);
+        contention.finish();
+      }
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
       s.release();
       ++seed;
@@ -1877,7 +1883,6 @@ int main(int argc, char **argv) {
     if (!jsonPath.empty())
       std::printf("wrote %s\n", jsonPath.c_str());
   }
-  contention.finish();
   gOnAbort = nullptr;
   ddtc_finalize();
   MPI_Finalize();
