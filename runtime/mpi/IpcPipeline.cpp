@@ -204,11 +204,7 @@ bool startIpcSend(Operation &op) {
 bool advanceIpcSend(Operation &op) {
   bool busy = false;
   for (Slot &s : op.slots) {
-    if (s.s == Slot::S::Packing && eventDone(s.event)) {
-      releaseEvent(s.event);
-      s.event = nullptr;
-      s.s = Slot::S::Packed;
-    }
+    collectPacked(s);
     busy = busy || s.s == Slot::S::Packing;
   }
   if (op.error != MPI_SUCCESS)

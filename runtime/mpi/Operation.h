@@ -40,6 +40,15 @@ struct Slot {
   MPI_Request req = MPI_REQUEST_NULL;
 };
 
+/// Sender: a slot whose pack has finished becomes Packed.
+inline void collectPacked(Slot &s) {
+  if (s.s == Slot::S::Packing && eventDone(s.event)) {
+    releaseEvent(s.event);
+    s.event = nullptr;
+    s.s = Slot::S::Packed;
+  }
+}
+
 /// Small messages in flight (fragment numbers): each keeps its value alive
 /// until its send completes.
 struct Outbox {

@@ -292,11 +292,7 @@ bool advanceSendPipe(Operation &op) {
             op.error == MPI_SUCCESS;
   bool busy = false;
   for (Slot &s : op.slots) {
-    if (s.s == Slot::S::Packing && eventDone(s.event)) {
-      releaseEvent(s.event);
-      s.event = nullptr;
-      s.s = Slot::S::Packed;
-    }
+    collectPacked(s);
     if (s.s == Slot::S::Sending && testDone(op, s.req)) {
       ++op.fragsDone;
       s.s = Slot::S::Free;
