@@ -148,10 +148,7 @@ ddtc_status ddtc_type_from_spec(const char *spec_text, const char *name,
       return Status::error(DDTC_ERROR_INVALID_SPEC,
                            std::string(fn) + ": the spec defines no type");
     }
-    auto t = std::make_unique<ddtc_type_s>();
-    t->type = b->type;
-    t->name = b->name;
-    *out = t.release();
+    *out = newTypeHandle(b->type, b->name).release();
     return Status::success();
   });
 }

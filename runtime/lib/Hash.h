@@ -1,8 +1,9 @@
 //===- Hash.h - 128-bit hashes for cache keys and entry checks ----*- C++ -*-===//
 //
-// A fast non-cryptographic 128-bit hash: it names cache entries and detects
-// corrupted ones. The disk cache trusts only files of the current user, so
-// the hash need not resist forgery.
+// A fast non-cryptographic 128-bit hash: it names cache entries, detects
+// corrupted ones and keys the in-process plan memo by datatype tree. The disk
+// cache trusts only files of the current user, so the hash need not resist
+// forgery.
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_RUNTIME_HASH_H
@@ -12,6 +13,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+namespace ddtc {
+class Datatype;
+} // namespace ddtc
 
 namespace ddtc::rt {
 
@@ -40,6 +45,19 @@ private:
 
 /// The hash of one byte string.
 Hash128 hashBytes(const void *data, size_t size);
+
+/// The hash of a datatype tree: of each constructor and the arguments its
+/// signature lists (what the spec printer writes), so trees equal under
+/// equalTrees hash equal whatever spec text or MPI handle they came from.
+/// One walk; a subtree shared by several parents is hashed once.
+Hash128 hashTree(const Datatype &type);
+
+/// For hash tables keyed by a Hash128 (its bits are already mixed).
+struct Hash128Hasher {
+  size_t operator()(const Hash128 &h) const {
+    return static_cast<size_t>(h.lo);
+  }
+};
 
 } // namespace ddtc::rt
 

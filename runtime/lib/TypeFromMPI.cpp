@@ -1,13 +1,15 @@
 //===- TypeFromMPI.cpp - ddtc_type_from_mpi -------------------------------===//
 //
-// Decodes the MPI handle into a datatype tree, prints it as a one-line spec
-// and hands it to ddtc_type_from_spec, so this library needs nothing of
-// libddtc but its C API.
+// Decodes the MPI handle into a datatype tree and makes the handle of that
+// tree, as ddtc_type_from_spec does of a parsed one (no spec text between).
+// Besides the C API, this library shares with libddtc, built from the same
+// sources, the layout of a handle and of a tree.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/ddtc_mpi.h"
 
-#include "ddtc/Core/SpecParser.h"
+#include "TypeObject.h"
+
 #include "ddtc/MPI/MPIBridge.h"
 
 #include <new>
@@ -33,8 +35,8 @@ extern "C" ddtc_status ddtc_type_from_mpi(MPI_Datatype datatype,
     if (!tree)
       return ddtc_report_error(DDTC_ERROR_UNSUPPORTED_TYPE,
                                (std::string(fn) + ": " + error).c_str());
-    std::string spec = "mpi_type = " + ddtc::printSpecExpr(*tree) + "\n";
-    return ddtc_type_from_spec(spec.c_str(), "mpi_type", out);
+    *out = ddtc::rt::newTypeHandle(std::move(tree), "mpi_type").release();
+    return DDTC_SUCCESS;
   } catch (const std::bad_alloc &) {
     return ddtc_report_error(DDTC_ERROR_OUT_OF_MEMORY,
                              "ddtc_type_from_mpi: out of host memory");

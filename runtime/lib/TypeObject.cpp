@@ -11,11 +11,11 @@
 #include "BuiltinKernels.h"
 #include "Config.h"
 #include "GenericPlan.h"
+#include "Hash.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
 #include "ddtc/Core/PackRange.h"
-#include "ddtc/Core/SpecParser.h"
 
 #include <cstring>
 #include <unordered_map>
@@ -39,12 +39,12 @@ void ensureGenericPlan(ddtc_type_s &t) {
   if (t.genericTried)
     return;
   t.genericTried = true;
-  if (t.spec->family == KernelFamily::Units) {
-    t.generic = t.spec; // same kernels, same table
+  if (t.specialized->family == KernelFamily::Units) {
+    t.generic = t.specialized; // same kernels, same table
     return;
   }
   KernelPlan plan;
-  if (!makeUnitsPlan(t.spec->layout, config().genericMaxUnits, plan)) {
+  if (!makeUnitsPlan(t.specialized->layout, config().genericMaxUnits, plan)) {
     logVerbose("type " + t.name + ": no generic kernel (more than " +
                std::to_string(config().genericMaxUnits) +
                " work units; DDTC_GENERIC_MAX_UNITS raises the limit)");
@@ -75,7 +75,8 @@ ArchKernels *findKernels(ddtc_type_s &t, int arch) {
 ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
   auto k = std::make_unique<ArchKernels>();
   k->arch = arch;
-  k->entry = KernelCache::get().acquire(*t.spec, arch, wait, &k->memoryHit);
+  k->entry =
+      KernelCache::get().acquire(*t.specialized, arch, wait, &k->memoryHit);
   t.kernels.push_back(std::move(k));
   return t.kernels.back().get();
 }
@@ -107,8 +108,8 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   };
   for (;;) {
     tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
-    if (tc->spec) {
-      sel = {t.spec.get(), tc->spec, tc->specTable, true};
+    if (tc->specialized) {
+      sel = {t.specialized.get(), tc->specialized, tc->specializedTable, true};
       return Status::success();
     }
     const JitMode mode = config().jit;
@@ -121,16 +122,16 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       tc->kernels = k;
     }
     const ArchKernels *k = tc->kernels;
-    if (k && k->entry->ready() && !tc->specUnusable &&
-        (!genericOnly || isUnits(*t.spec))) {
+    if (k && k->entry->ready() && !tc->specializedUnusable &&
+        (!genericOnly || isUnits(*t.specialized))) {
       const KernelEntry &e = *k->entry;
       const LoadedModule *m = nullptr;
       Status s = loadModule(api, dc, e.id, e.binary.data(), e.packName,
                             e.unpackName, m);
-      if (s.ok() && isUnits(*t.spec))
-        s = uploadOnce(tc->specTable, *t.specTable);
+      if (s.ok() && isUnits(*t.specialized))
+        s = uploadOnce(tc->specializedTable, *t.specializedTable);
       if (s.ok()) {
-        tc->spec = m;
+        tc->specialized = m;
         continue;
       }
       if (!generic)
@@ -138,7 +139,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       // Keep serving the type with the generic kernels.
       logVerbose("type " + t.name + ": the specialized kernels cannot be "
                  "used (" + s.message + "); the generic ones serve it");
-      tc->specUnusable = true;
+      tc->specializedUnusable = true;
     }
     if (generic) {
       if (!tc->generic) {
@@ -151,10 +152,10 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
         if (!s.ok())
           return s;
       }
-      const bool sameTable = t.generic == t.spec;
-      CUdeviceptr &slot = sameTable ? tc->specTable : tc->genericTable;
+      const bool sameTable = t.generic == t.specialized;
+      CUdeviceptr &slot = sameTable ? tc->specializedTable : tc->genericTable;
       Status s =
-          uploadOnce(slot, sameTable ? *t.specTable : *t.genericTable);
+          uploadOnce(slot, sameTable ? *t.specializedTable : *t.genericTable);
       if (!s.ok())
         return s;
       sel = {t.generic.get(), tc->generic, slot, false};
@@ -164,7 +165,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       return Status::error(DDTC_ERROR_INTERNAL, "no kernel for type " + t.name);
     if (k->entry->failed())
       return k->entry->failure;
-    if (tc->specUnusable)
+    if (tc->specializedUnusable)
       return Status::error(DDTC_ERROR_INTERNAL,
                            "type " + t.name + ": no usable kernel");
     // Pending and nothing else can serve the call: wait for the compile.
@@ -175,32 +176,42 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   }
 }
 
-/// A type's specialized plan and unit table, shared by every handle of the
-/// same constructor tree in this process: a new handle of a type seen before
+/// A type's specialized plan and unit table, shared by every handle of an
+/// equal constructor tree in this process: a new handle of a type seen before
 /// skips the planning passes (the in-process cache hit).
 struct PlannedType {
   std::shared_ptr<const KernelPlan> plan;
   std::shared_ptr<const std::vector<int64_t>> table;
 };
 
+/// What the memo keeps per tree hash: the tree it planned, to confirm a hit.
+struct MemoEntry {
+  TypeRef tree;
+  PlannedType planned;
+};
+
 /// Fails with `error` set when the type cannot be planned (too large a
 /// table): nothing is remembered, so each commit of it fails the same way.
-bool planOnce(const Datatype &type, PlannedType &out, std::string &error) {
+bool planOnce(const TypeRef &type, PlannedType &out, std::string &error) {
   static std::mutex m;
-  static std::unordered_map<std::string, PlannedType> memo;
-  // The spec expression identifies the tree exactly (it parses back to an
-  // equal tree), so equal keys mean equal layouts.
-  std::string key = printSpecExpr(type);
+  static std::unordered_map<Hash128, MemoEntry, Hash128Hasher> memo;
+  // Keyed by the tree's hash (one walk, no text); a hit is confirmed by
+  // comparing the trees, so a hash collision costs a re-plan, never the
+  // plan of another layout. (The disk cache trusts its 128-bit key alone:
+  // it keeps no kernel source to compare. Here the tree is at hand and the
+  // check costs one comparison per new handle, against planning.)
+  const Hash128 key = hashTree(*type);
   {
     std::lock_guard<std::mutex> lock(m);
-    if (auto it = memo.find(key); it != memo.end()) {
-      out = it->second;
+    if (auto it = memo.find(key);
+        it != memo.end() && equalTrees(*it->second.tree, *type)) {
+      out = it->second.planned;
       return true;
     }
   }
   PlannedType planned;
   auto plan = std::make_shared<KernelPlan>();
-  if (!planKernel(type, *plan, error))
+  if (!planKernel(*type, *plan, error))
     return false;
   if (isUnits(*plan))
     planned.table =
@@ -209,7 +220,7 @@ bool planOnce(const Datatype &type, PlannedType &out, std::string &error) {
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
-  memo.emplace(std::move(key), planned);
+  memo[key] = MemoEntry{type, planned};
   out = std::move(planned);
   return true;
 }
@@ -234,12 +245,12 @@ Status commitType(ddtc_type_s &t) {
   }
   PlannedType planned;
   std::string error;
-  if (!planOnce(*t.type, planned, error))
+  if (!planOnce(t.type, planned, error))
     return Status::error(DDTC_ERROR_UNSUPPORTED_TYPE,
                          "ddtc_type_commit: type " + t.name +
                              " cannot be planned: " + error);
-  t.spec = std::move(planned.plan);
-  t.specTable = std::move(planned.table);
+  t.specialized = std::move(planned.plan);
+  t.specializedTable = std::move(planned.table);
   t.commitArch = commitArchitecture();
   const JitMode mode = config().jit;
   if (mode == JitMode::Generic && genericKernel(t, t.commitArch)) {
@@ -298,11 +309,11 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info) {
     info.origin = DDTC_KERNEL_EMPTY;
     return Status::success();
   }
-  info.uses_work_units = isUnits(*t.spec);
-  info.width = static_cast<int>(t.spec->width);
+  info.uses_work_units = isUnits(*t.specialized);
+  info.width = static_cast<int>(t.specialized->width);
   info.arch = t.commitArch;
   info.generic_available = genericKernel(t, t.commitArch) != nullptr;
-  copyShape(kernelShapeKey(*t.spec), info.shape);
+  copyShape(kernelShapeKey(*t.specialized), info.shape);
   info.origin = DDTC_KERNEL_NONE;
   if (const ArchKernels *k = findKernels(t, t.commitArch)) {
     const KernelEntry &e = *k->entry;
@@ -403,7 +414,7 @@ void releaseType(ddtc_type_s &t) {
   if (!api)
     return;
   for (TypeOnContext &c : t.contexts) {
-    freeDeviceMemory(*api, *c.dc, c.specTable);
+    freeDeviceMemory(*api, *c.dc, c.specializedTable);
     freeDeviceMemory(*api, *c.dc, c.genericTable);
   }
   t.contexts.clear();

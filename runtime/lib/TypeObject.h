@@ -24,12 +24,12 @@ struct ArchKernels {
 
 struct TypeOnContext {
   DeviceContext *dc = nullptr;
-  cu::CUdeviceptr specTable = 0, genericTable = 0;
-  const LoadedModule *spec = nullptr, *generic = nullptr;
+  cu::CUdeviceptr specializedTable = 0, genericTable = 0;
+  const LoadedModule *specialized = nullptr, *generic = nullptr;
   const ArchKernels *kernels = nullptr;
   /// The specialized kernels could not be loaded here: the generic ones
   /// serve the type (when there are).
-  bool specUnusable = false;
+  bool specializedUnusable = false;
 };
 
 } // namespace ddtc::rt
@@ -43,11 +43,12 @@ struct ddtc_type_s {
   /// Everything below is set by the commit, under `m`.
   bool empty = false; ///< no data: no kernel needed
   int commitArch = 0;
-  std::shared_ptr<const ddtc::KernelPlan> spec;
-  /// When spec is a Units plan; shared by every handle of the same tree.
-  std::shared_ptr<const std::vector<int64_t>> specTable;
-  /// The generic kernels' plan: spec itself when it is a Units plan; null
-  /// when none could be made (too many units). Made on first need.
+  /// The planning passes' plan; shared by every handle of an equal tree.
+  std::shared_ptr<const ddtc::KernelPlan> specialized;
+  /// When specialized is a Units plan; shared as the plan is.
+  std::shared_ptr<const std::vector<int64_t>> specializedTable;
+  /// The generic kernels' plan: `specialized` itself when that is a Units
+  /// plan; null when none could be made (too many units). Made on first need.
   bool genericTried = false;
   std::shared_ptr<const ddtc::KernelPlan> generic;
   std::shared_ptr<const std::vector<int64_t>> genericTable;
@@ -56,6 +57,18 @@ struct ddtc_type_s {
 };
 
 namespace ddtc::rt {
+
+/// A new handle of `tree` (ddtc_type_from_spec's and ddtc_type_from_mpi's):
+/// uncommitted, nothing planned. Inline because
+/// libddtc-mpi-import, which makes handles of the trees it imports, reaches
+/// libddtc through its C API only; the two are built from the same sources.
+inline std::unique_ptr<ddtc_type_s> newTypeHandle(TypeRef tree,
+                                                  std::string name) {
+  auto t = std::make_unique<ddtc_type_s>();
+  t->type = std::move(tree);
+  t->name = std::move(name);
+  return t;
+}
 
 Status commitType(ddtc_type_s &t);
 Status waitType(ddtc_type_s &t);
