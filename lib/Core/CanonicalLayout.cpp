@@ -1,4 +1,5 @@
-//===- CanonicalLayout.cpp - Normalization of datatype trees ---------------===//
+//===- CanonicalLayout.cpp - Normalization of datatype trees
+//---------------===//
 //
 // lowerToCanonical walks the constructor tree once. Every constructor places
 // copies of its old type; copies at a constant stride become a dimension of
@@ -121,12 +122,12 @@ std::vector<Run> Lowering::materialize(const Segments &segs) {
   probe.segments = segs;
   int64_t n = countRuns(probe);
   if (n > kMaxTableRuns) {
-    error = "repeating a group of " + std::to_string(segs.size()) +
-            " differently shaped pieces needs a table of " +
-            (n == INT64_MAX ? std::string("more than 2^63")
-                            : std::to_string(n)) +
-            " runs, more than the " + std::to_string(kMaxTableRuns) +
-            " a plan may list";
+    error =
+        "repeating a group of " + std::to_string(segs.size()) +
+        " differently shaped pieces needs a table of " +
+        (n == INT64_MAX ? std::string("more than 2^63") : std::to_string(n)) +
+        " runs, more than the " + std::to_string(kMaxTableRuns) +
+        " a plan may list";
     return {};
   }
   std::vector<Run> runs;
@@ -160,8 +161,7 @@ Segments Lowering::repeat(Segments segs, int64_t count, int64_t stride) {
     int64_t copies = 0;
     if (!__builtin_mul_overflow(count, static_cast<int64_t>(segs.size()),
                                 &copies) &&
-        copies <= kMaxUnrolledSegments &&
-        countRuns(probe) > kMinRunsToUnroll) {
+        copies <= kMaxUnrolledSegments && countRuns(probe) > kMinRunsToUnroll) {
       Segments out;
       for (int64_t i = 0; i < count; ++i)
         for (Segment s : segs) {
@@ -434,8 +434,7 @@ bool segmentsToDim(Segments &segs) {
     }
     Segment seg = std::move(segs[i]);
     if (j - i >= 2) {
-      seg.dims.insert(seg.dims.begin(),
-                      Dim{static_cast<int64_t>(j - i), step});
+      seg.dims.insert(seg.dims.begin(), Dim{static_cast<int64_t>(j - i), step});
       changed = true;
     } else {
       j = i + 1;
@@ -490,8 +489,8 @@ std::string describeLayout(const CanonicalLayout &layout) {
     if (seg.isStrided())
       os << "run of " << seg.runs.front().length << "B";
     else
-      os << "table of " << seg.runs.size() << " runs ("
-         << seg.pointBytes() << "B)";
+      os << "table of " << seg.runs.size() << " runs (" << seg.pointBytes()
+         << "B)";
   }
   return os.str();
 }

@@ -1,4 +1,5 @@
-//===- KernelPlan.cpp - Access width and work units of a kernel ------------===//
+//===- KernelPlan.cpp - Access width and work units of a kernel
+//------------===//
 
 #include "ddtc/Core/KernelPlan.h"
 
@@ -20,7 +21,8 @@ int64_t commonAlignment(const std::vector<int64_t> &values) {
 }
 
 /// Calls `fn(src, packed, length)` for every run of one instance.
-template <typename Fn> void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
+template <typename Fn>
+void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
   int64_t packed = 0;
   for (const Run &r : flattenLayout(l, 1)) {
     fn(r.offset, packed, r.length);

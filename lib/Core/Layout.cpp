@@ -1,4 +1,5 @@
-//===- Layout.cpp - MPI layout figures of a constructor call ----------------===//
+//===- Layout.cpp - MPI layout figures of a constructor call
+//----------------===//
 //
 // Size, bounds and true bounds as the MPI library computes them. The MPI
 // standard defines them from the whole typemap; Open MPI (the library ddtc is
@@ -38,8 +39,7 @@ struct Builder {
   bool explicitLb = false, explicitUb = false;
 
   /// Appends `count` copies of `old`, `stride` bytes apart, from `disp`.
-  void add(const LayoutInfo &old, int64_t count, int64_t disp,
-           int64_t stride) {
+  void add(const LayoutInfo &old, int64_t count, int64_t disp, int64_t stride) {
     if (count <= 0)
       return;
     int64_t last = c.add(disp, c.mul(stride, count - 1));
@@ -314,9 +314,10 @@ bool computeLayoutOf(const TypeArgs &a, LayoutInfo &out, std::string &error) {
         a.kind == Kind::IndexedBlock || a.kind == Kind::HIndexedBlock;
     // The library makes an empty type when no block has elements, and for
     // (h)indexed also when the old type holds no data.
-    bool empty = oneLength ? (a.displs.empty() || a.blocklen == 0)
-                           : (firstNonEmpty(a.blocklens) == a.blocklens.size() ||
-                              old->size == 0);
+    bool empty = oneLength
+                     ? (a.displs.empty() || a.blocklen == 0)
+                     : (firstNonEmpty(a.blocklens) == a.blocklens.size() ||
+                        old->size == 0);
     if (empty) {
       out = emptyLayout();
       return true;

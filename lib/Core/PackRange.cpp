@@ -1,4 +1,5 @@
-//===- PackRange.cpp - The count and byte range of a pack call --------------===//
+//===- PackRange.cpp - The count and byte range of a pack call
+//--------------===//
 
 #include "ddtc/Core/PackRange.h"
 
@@ -11,8 +12,8 @@ bool checkPackedBytes(int64_t size, int64_t count, int64_t &total,
     return false;
   }
   if (__builtin_mul_overflow(count, size, &total)) {
-    error = std::to_string(count) + " instances of " +
-            std::to_string(size) + " bytes overflow 64 bits";
+    error = std::to_string(count) + " instances of " + std::to_string(size) +
+            " bytes overflow 64 bits";
     return false;
   }
   return true;

@@ -1,4 +1,5 @@
-//===- Typemap.cpp - Runs of bytes in pack order, reference pack/unpack ----===//
+//===- Typemap.cpp - Runs of bytes in pack order, reference pack/unpack
+//----===//
 
 #include "ddtc/Core/Typemap.h"
 #include "CheckedMath.h"
@@ -49,8 +50,8 @@ IndexBlock blockAt(const OwnedBlocks &o, int64_t i) {
 /// blocks of consecutive elements. `owned[d]` describes the owned index
 /// blocks of dimension d.
 void emitArray(const Datatype &t, const std::vector<int64_t> &shape,
-               const std::vector<OwnedBlocks> &owned, Order order,
-               int64_t base, RunMerger &sink) {
+               const std::vector<OwnedBlocks> &owned, Order order, int64_t base,
+               RunMerger &sink) {
   const Datatype &old = *t.child();
   int64_t ext = old.layout().extent;
   size_t nd = shape.size();
@@ -114,8 +115,9 @@ void emit(const Datatype &t, int64_t base, RunMerger &sink) {
     return;
   case Kind::Vector:
   case Kind::HVector: {
-    int64_t stride =
-        a.kind == Kind::Vector ? a.stride * t.child()->layout().extent : a.stride;
+    int64_t stride = a.kind == Kind::Vector
+                         ? a.stride * t.child()->layout().extent
+                         : a.stride;
     for (int64_t i = 0; i < a.count; ++i)
       emitBlock(*t.child(), base + i * stride, a.blocklen, sink);
     return;

@@ -1,4 +1,5 @@
-//===- BuiltinKernels.h - Generic kernels compiled with the library -*- C++ -*-===//
+//===- BuiltinKernels.h - Generic kernels compiled with the library -*- C++
+//-*-===//
 //
 // The work-unit kernels of every access width, compiled by NVRTC when the
 // library is built (runtime/tools/ddtc-builtin-kernels writes
@@ -18,10 +19,10 @@ namespace ddtc::rt {
 struct BuiltinKernel {
   const char *shape; ///< kernelShapeKey, "units.w8"
   int width;
-  bool ptx;          ///< PTX (NUL-terminated) or a cubin
-  int arch;          ///< compute_XX of the PTX, sm_XX of the cubin
+  bool ptx; ///< PTX (NUL-terminated) or a cubin
+  int arch; ///< compute_XX of the PTX, sm_XX of the cubin
   const unsigned char *data;
-  size_t size;       ///< bytes of data (PTX: with its NUL)
+  size_t size; ///< bytes of data (PTX: with its NUL)
 };
 
 extern const BuiltinKernel kBuiltinKernels[];

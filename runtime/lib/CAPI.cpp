@@ -1,4 +1,5 @@
-//===- CAPI.cpp - The functions of ddtc.h ------------------------------------===//
+//===- CAPI.cpp - The functions of ddtc.h
+//------------------------------------===//
 //
 // Each function checks its arguments, calls the runtime and turns failures
 // (exceptions included) into a status and a thread-local message.
@@ -137,10 +138,10 @@ ddtc_status ddtc_type_from_spec(const char *spec_text, const char *name,
         std::string names;
         for (const SpecBinding &x : file.bindings)
           names += (names.empty() ? "" : ", ") + x.name;
-        return Status::error(DDTC_ERROR_INVALID_SPEC,
-                             std::string(fn) + ": the spec defines no type '" +
-                                 name + "' (it defines: " +
-                                 (names.empty() ? "nothing" : names) + ")");
+        return Status::error(
+            DDTC_ERROR_INVALID_SPEC,
+            std::string(fn) + ": the spec defines no type '" + name +
+                "' (it defines: " + (names.empty() ? "nothing" : names) + ")");
       }
     } else if (!file.bindings.empty()) {
       b = &file.bindings.back();
@@ -155,16 +156,14 @@ ddtc_status ddtc_type_from_spec(const char *spec_text, const char *name,
 
 ddtc_status ddtc_type_commit(ddtc_type type) {
   const char *fn = "ddtc_type_commit";
-  return guarded(fn, [&] {
-    return type ? commitType(*type) : nullArgument(fn, "type");
-  });
+  return guarded(
+      fn, [&] { return type ? commitType(*type) : nullArgument(fn, "type"); });
 }
 
 ddtc_status ddtc_type_wait(ddtc_type type) {
   const char *fn = "ddtc_type_wait";
-  return guarded(fn, [&] {
-    return type ? waitType(*type) : nullArgument(fn, "type");
-  });
+  return guarded(
+      fn, [&] { return type ? waitType(*type) : nullArgument(fn, "type"); });
 }
 
 ddtc_status ddtc_type_free(ddtc_type *type) {
@@ -246,18 +245,18 @@ ddtc_status ddtc_pack(ddtc_type type, const void *origin, int64_t count,
                       int64_t lo, int64_t hi, void *packed, void *stream,
                       int max_ctas) {
   return guarded("ddtc_pack", [&] {
-    return type ? runKernel(true, *type, origin, count, lo, hi, packed,
-                            stream, max_ctas)
+    return type ? runKernel(true, *type, origin, count, lo, hi, packed, stream,
+                            max_ctas)
                 : nullArgument("ddtc_pack", "type");
   });
 }
 
-ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
-                        int64_t lo, int64_t hi, const void *packed,
-                        void *stream, int max_ctas) {
+ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count, int64_t lo,
+                        int64_t hi, const void *packed, void *stream,
+                        int max_ctas) {
   return guarded("ddtc_unpack", [&] {
-    return type ? runKernel(false, *type, origin, count, lo, hi, packed,
-                            stream, max_ctas)
+    return type ? runKernel(false, *type, origin, count, lo, hi, packed, stream,
+                            max_ctas)
                 : nullArgument("ddtc_unpack", "type");
   });
 }

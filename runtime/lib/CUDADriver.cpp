@@ -1,4 +1,5 @@
-//===- CUDADriver.cpp - The CUDA driver API, loaded at run time ------------===//
+//===- CUDADriver.cpp - The CUDA driver API, loaded at run time
+//------------===//
 //
 // Entry points are asked for with the ABI of CUDA 12.0 (cuGetProcAddress),
 // whose signatures every driver since keeps; without cuGetProcAddress the
@@ -21,8 +22,8 @@ constexpr int kRequestedVersion = 12000;
 
 struct EntryPoint {
   void **slot;
-  const char *name;    ///< the name cuGetProcAddress takes
-  const char *symbol;  ///< the exported symbol of that ABI, for dlsym
+  const char *name;   ///< the name cuGetProcAddress takes
+  const char *symbol; ///< the exported symbol of that ABI, for dlsym
   bool required;
 };
 
@@ -32,7 +33,9 @@ struct Loaded {
   bool ok = false;
 };
 
-template <typename F> void **slot(F &f) { return reinterpret_cast<void **>(&f); }
+template <typename F> void **slot(F &f) {
+  return reinterpret_cast<void **>(&f);
+}
 
 Loaded load() {
   Loaded l;
@@ -49,63 +52,86 @@ Loaded load() {
   }
   using GetProcV2 = CUresult (*)(const char *, void **, int, uint64_t, int *);
   using GetProcV1 = CUresult (*)(const char *, void **, int, uint64_t);
-  auto getProcV2 = reinterpret_cast<GetProcV2>(dlsym(lib, "cuGetProcAddress_v2"));
+  auto getProcV2 =
+      reinterpret_cast<GetProcV2>(dlsym(lib, "cuGetProcAddress_v2"));
   auto getProcV1 = reinterpret_cast<GetProcV1>(dlsym(lib, "cuGetProcAddress"));
 
   DriverAPI &a = l.api;
   const EntryPoint entries[] = {
       {slot(a.cuInit), "cuInit", "cuInit", true},
-      {slot(a.cuDriverGetVersion), "cuDriverGetVersion", "cuDriverGetVersion", true},
+      {slot(a.cuDriverGetVersion), "cuDriverGetVersion", "cuDriverGetVersion",
+       true},
       {slot(a.cuGetErrorString), "cuGetErrorString", "cuGetErrorString", true},
       {slot(a.cuGetErrorName), "cuGetErrorName", "cuGetErrorName", true},
       {slot(a.cuDeviceGet), "cuDeviceGet", "cuDeviceGet", true},
       {slot(a.cuDeviceGetCount), "cuDeviceGetCount", "cuDeviceGetCount", true},
-      {slot(a.cuDeviceGetAttribute), "cuDeviceGetAttribute", "cuDeviceGetAttribute", true},
+      {slot(a.cuDeviceGetAttribute), "cuDeviceGetAttribute",
+       "cuDeviceGetAttribute", true},
       {slot(a.cuDeviceGetName), "cuDeviceGetName", "cuDeviceGetName", true},
-      {slot(a.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", true},
+      {slot(a.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain",
+       "cuDevicePrimaryCtxRetain", true},
       {slot(a.cuCtxGetCurrent), "cuCtxGetCurrent", "cuCtxGetCurrent", true},
       {slot(a.cuCtxSetCurrent), "cuCtxSetCurrent", "cuCtxSetCurrent", true},
-      {slot(a.cuCtxPushCurrent), "cuCtxPushCurrent", "cuCtxPushCurrent_v2", true},
+      {slot(a.cuCtxPushCurrent), "cuCtxPushCurrent", "cuCtxPushCurrent_v2",
+       true},
       {slot(a.cuCtxPopCurrent), "cuCtxPopCurrent", "cuCtxPopCurrent_v2", true},
       {slot(a.cuCtxGetDevice), "cuCtxGetDevice", "cuCtxGetDevice", true},
       {slot(a.cuCtxSynchronize), "cuCtxSynchronize", "cuCtxSynchronize", true},
       {slot(a.cuCtxGetId), "cuCtxGetId", "cuCtxGetId", false},
       {slot(a.cuModuleLoadData), "cuModuleLoadData", "cuModuleLoadData", true},
       {slot(a.cuModuleUnload), "cuModuleUnload", "cuModuleUnload", true},
-      {slot(a.cuModuleGetFunction), "cuModuleGetFunction", "cuModuleGetFunction", true},
+      {slot(a.cuModuleGetFunction), "cuModuleGetFunction",
+       "cuModuleGetFunction", true},
       {slot(a.cuLaunchKernel), "cuLaunchKernel", "cuLaunchKernel", true},
       {slot(a.cuMemAlloc), "cuMemAlloc", "cuMemAlloc_v2", true},
       {slot(a.cuMemFree), "cuMemFree", "cuMemFree_v2", true},
       {slot(a.cuMemAllocHost), "cuMemAllocHost", "cuMemAllocHost_v2", true},
       {slot(a.cuMemHostAlloc), "cuMemHostAlloc", "cuMemHostAlloc", true},
       {slot(a.cuMemFreeHost), "cuMemFreeHost", "cuMemFreeHost", true},
-      {slot(a.cuMemHostGetDevicePointer), "cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2", true},
+      {slot(a.cuMemHostGetDevicePointer), "cuMemHostGetDevicePointer",
+       "cuMemHostGetDevicePointer_v2", true},
       {slot(a.cuMemcpyHtoD), "cuMemcpyHtoD", "cuMemcpyHtoD_v2", true},
       {slot(a.cuMemcpyDtoH), "cuMemcpyDtoH", "cuMemcpyDtoH_v2", true},
-      {slot(a.cuMemcpyHtoDAsync), "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", true},
-      {slot(a.cuMemcpyDtoHAsync), "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", true},
-      {slot(a.cuMemcpyDtoDAsync), "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", true},
+      {slot(a.cuMemcpyHtoDAsync), "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2",
+       true},
+      {slot(a.cuMemcpyDtoHAsync), "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2",
+       true},
+      {slot(a.cuMemcpyDtoDAsync), "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2",
+       true},
       {slot(a.cuMemsetD8), "cuMemsetD8", "cuMemsetD8_v2", true},
-      {slot(a.cuPointerGetAttribute), "cuPointerGetAttribute", "cuPointerGetAttribute", true},
+      {slot(a.cuPointerGetAttribute), "cuPointerGetAttribute",
+       "cuPointerGetAttribute", true},
       {slot(a.cuStreamCreate), "cuStreamCreate", "cuStreamCreate", true},
       {slot(a.cuStreamDestroy), "cuStreamDestroy", "cuStreamDestroy_v2", true},
-      {slot(a.cuStreamSynchronize), "cuStreamSynchronize", "cuStreamSynchronize", true},
+      {slot(a.cuStreamSynchronize), "cuStreamSynchronize",
+       "cuStreamSynchronize", true},
       {slot(a.cuEventCreate), "cuEventCreate", "cuEventCreate", true},
       {slot(a.cuEventDestroy), "cuEventDestroy", "cuEventDestroy_v2", true},
       {slot(a.cuEventRecord), "cuEventRecord", "cuEventRecord", true},
-      {slot(a.cuEventSynchronize), "cuEventSynchronize", "cuEventSynchronize", true},
-      {slot(a.cuEventElapsedTime), "cuEventElapsedTime", "cuEventElapsedTime", true},
+      {slot(a.cuEventSynchronize), "cuEventSynchronize", "cuEventSynchronize",
+       true},
+      {slot(a.cuEventElapsedTime), "cuEventElapsedTime", "cuEventElapsedTime",
+       true},
       {slot(a.cuEventQuery), "cuEventQuery", "cuEventQuery", true},
       {slot(a.cuStreamQuery), "cuStreamQuery", "cuStreamQuery", true},
-      {slot(a.cuStreamWaitEvent), "cuStreamWaitEvent", "cuStreamWaitEvent", true},
-      {slot(a.cuPointerGetAttributes), "cuPointerGetAttributes", "cuPointerGetAttributes", true},
-      {slot(a.cuMemHostRegister), "cuMemHostRegister", "cuMemHostRegister_v2", true},
-      {slot(a.cuMemHostUnregister), "cuMemHostUnregister", "cuMemHostUnregister", true},
-      {slot(a.cuMemAllocManaged), "cuMemAllocManaged", "cuMemAllocManaged", true},
-      {slot(a.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", true},
-      {slot(a.cuIpcGetMemHandle), "cuIpcGetMemHandle", "cuIpcGetMemHandle", false},
-      {slot(a.cuIpcOpenMemHandle), "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", false},
-      {slot(a.cuIpcCloseMemHandle), "cuIpcCloseMemHandle", "cuIpcCloseMemHandle", false},
+      {slot(a.cuStreamWaitEvent), "cuStreamWaitEvent", "cuStreamWaitEvent",
+       true},
+      {slot(a.cuPointerGetAttributes), "cuPointerGetAttributes",
+       "cuPointerGetAttributes", true},
+      {slot(a.cuMemHostRegister), "cuMemHostRegister", "cuMemHostRegister_v2",
+       true},
+      {slot(a.cuMemHostUnregister), "cuMemHostUnregister",
+       "cuMemHostUnregister", true},
+      {slot(a.cuMemAllocManaged), "cuMemAllocManaged", "cuMemAllocManaged",
+       true},
+      {slot(a.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease",
+       "cuDevicePrimaryCtxRelease_v2", true},
+      {slot(a.cuIpcGetMemHandle), "cuIpcGetMemHandle", "cuIpcGetMemHandle",
+       false},
+      {slot(a.cuIpcOpenMemHandle), "cuIpcOpenMemHandle",
+       "cuIpcOpenMemHandle_v2", false},
+      {slot(a.cuIpcCloseMemHandle), "cuIpcCloseMemHandle",
+       "cuIpcCloseMemHandle", false},
   };
   std::string missing;
   for (const EntryPoint &e : entries) {
@@ -158,15 +184,14 @@ const DriverAPI *getDriver(std::string &error) {
   return &loaded.api;
 }
 
-std::string describeError(const DriverAPI &api, const char *call,
-                          CUresult rc) {
+std::string describeError(const DriverAPI &api, const char *call, CUresult rc) {
   const char *name = nullptr, *text = nullptr;
   if (api.cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
     name = "unknown CUDA error";
   if (api.cuGetErrorString(rc, &text) != CUDA_SUCCESS || !text)
     text = "";
-  std::string s = std::string(call) + " failed: " + name + " (" +
-                  std::to_string(rc) + ")";
+  std::string s =
+      std::string(call) + " failed: " + name + " (" + std::to_string(rc) + ")";
   if (*text)
     s += ": " + std::string(text);
   return s;

@@ -1,4 +1,5 @@
-//===- CUDADriver.h - The CUDA driver API, loaded at run time -----*- C++ -*-===//
+//===- CUDADriver.h - The CUDA driver API, loaded at run time -----*- C++
+//-*-===//
 //
 // libcuda.so.1 is opened with dlopen and its entry points resolved with
 // cuGetProcAddress (or dlsym): ddtc links nothing of CUDA and loads where no
@@ -93,9 +94,9 @@ struct DriverAPI {
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemAllocHost)(void **, size_t);
@@ -140,8 +141,7 @@ struct DriverAPI {
 const DriverAPI *getDriver(std::string &error);
 
 /// "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (invalid argument)".
-std::string describeError(const DriverAPI &api, const char *call,
-                          CUresult rc);
+std::string describeError(const DriverAPI &api, const char *call, CUresult rc);
 
 } // namespace ddtc::cu
 

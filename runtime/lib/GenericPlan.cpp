@@ -1,4 +1,5 @@
-//===- GenericPlan.cpp - Work-unit plans for any layout --------------------===//
+//===- GenericPlan.cpp - Work-unit plans for any layout
+//--------------------===//
 //
 // The pieces and their cutting are the planning passes' (listPieces and
 // cutWorkUnits in lib/Core); this file only applies them to every layout,
@@ -55,8 +56,7 @@ bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
   // alignAccesses lists pieces only for layouts that are not all strided
   // nests; the generic kernels need them for every layout.
   int64_t split = 0;
-  if (plan.units.empty() && layout.size > 0 &&
-      !listPieces(plan, split, error))
+  if (plan.units.empty() && layout.size > 0 && !listPieces(plan, split, error))
     return false;
   cutWorkUnits(plan);
   plan.notes.push_back("generic: " + std::to_string(plan.units.size()) +

@@ -1,4 +1,5 @@
-//===- KernelCache.cpp - Compiled kernels, in memory and on disk -----------===//
+//===- KernelCache.cpp - Compiled kernels, in memory and on disk
+//-----------===//
 //
 // The cache object lives as long as the process (it is never destroyed).
 // Its background threads must be stopped before NVRTC tears down its own
@@ -159,7 +160,8 @@ std::string KernelCache::keyCompilerVersion(const DiskCache &d) {
   const NVRTCCompiler *nvrtc = loadNVRTC(error);
   keyCompiler_ = nvrtc ? nvrtc->versionString() : "none";
   if (nvrtc)
-    d.writeNote(kCompilerNote, keyCompiler_ + "\n" + nvrtc->libraryPath() + "\n");
+    d.writeNote(kCompilerNote,
+                keyCompiler_ + "\n" + nvrtc->libraryPath() + "\n");
   return keyCompiler_;
 }
 
@@ -194,7 +196,8 @@ void KernelCache::noteCompiler(const NVRTCCompiler &nvrtc) {
   if (!d.usable() || (d.readNote(kCompilerNote, note) &&
                       parseCompilerNote(note) == nvrtc.versionString()))
     return;
-  logVerbose("NVRTC " + nvrtc.versionString() + " noted in the cache folder; "
+  logVerbose("NVRTC " + nvrtc.versionString() +
+             " noted in the cache folder; "
              "later processes compile the kernels of other versions again");
   d.writeNote(kCompilerNote,
               nvrtc.versionString() + "\n" + nvrtc.libraryPath() + "\n");
@@ -278,17 +281,16 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   const NVRTCCompiler *nvrtc = loadNVRTC(error);
   if (!nvrtc) {
     e.origin = DDTC_KERNEL_FAILED;
-    e.failure = Status::error(DDTC_ERROR_NO_COMPILER,
-                              "cannot compile the " + describeEntry(e) + ": " +
-                                  error);
+    e.failure =
+        Status::error(DDTC_ERROR_NO_COMPILER,
+                      "cannot compile the " + describeEntry(e) + ": " + error);
     logVerbose(e.failure.message);
     publish(e, EntryState::Failed);
     return;
   }
   auto t0 = std::chrono::steady_clock::now();
-  NVRTCResult r =
-      nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
-                     std::to_string(e.arch));
+  NVRTCResult r = nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
+                                 std::to_string(e.arch));
   double ms = msSince(t0);
   // Now NVRTC has registered its teardown: a handler registered after it
   // runs before it.

@@ -1,4 +1,5 @@
-//===- KernelCache.h - Compiled kernels, in memory and on disk ----*- C++ -*-===//
+//===- KernelCache.h - Compiled kernels, in memory and on disk ----*- C++
+//-*-===//
 //
 // One entry per (kernel shape, GPU architecture): kernels emitted for plans
 // of one shape are the same source, so every type of that shape shares the
@@ -58,8 +59,12 @@ struct KernelEntry {
   std::mutex m;
   std::condition_variable cv;
 
-  bool ready() const { return state.load(std::memory_order_acquire) == EntryState::Ready; }
-  bool failed() const { return state.load(std::memory_order_acquire) == EntryState::Failed; }
+  bool ready() const {
+    return state.load(std::memory_order_acquire) == EntryState::Ready;
+  }
+  bool failed() const {
+    return state.load(std::memory_order_acquire) == EntryState::Failed;
+  }
 };
 
 /// The counters behind ddtc_get_stats.
@@ -137,7 +142,6 @@ public:
   void stopWorkers(bool dropQueued);
 
 private:
-
   std::mutex mapMutex_;
   std::map<std::pair<std::string, int>, std::shared_ptr<KernelEntry>> entries_;
   std::unique_ptr<DiskCache> disk_;

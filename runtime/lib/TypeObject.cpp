@@ -1,4 +1,5 @@
-//===- TypeObject.cpp - Committing types and launching their kernels -------===//
+//===- TypeObject.cpp - Committing types and launching their kernels
+//-------===//
 //
 // Which kernel a call runs: the specialized one once its cache entry is
 // ready; until then the generic (work-unit) kernel built into the library,
@@ -59,8 +60,9 @@ void ensureGenericPlan(ddtc_type_s &t) {
 /// Requires t.m.
 const BuiltinKernel *genericKernel(ddtc_type_s &t, int arch) {
   ensureGenericPlan(t);
-  return t.generic ? findBuiltinGeneric(static_cast<int>(t.generic->width), arch)
-                   : nullptr;
+  return t.generic
+             ? findBuiltinGeneric(static_cast<int>(t.generic->width), arch)
+             : nullptr;
 }
 
 ArchKernels *findKernels(ddtc_type_s &t, int arch) {
@@ -137,18 +139,18 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       if (!generic)
         return s;
       // Keep serving the type with the generic kernels.
-      logVerbose("type " + t.name + ": the specialized kernels cannot be "
-                 "used (" + s.message + "); the generic ones serve it");
+      logVerbose("type " + t.name +
+                 ": the specialized kernels cannot be "
+                 "used (" +
+                 s.message + "); the generic ones serve it");
       tc->specializedUnusable = true;
     }
     if (generic) {
       if (!tc->generic) {
-        std::string prefix =
-            kernelSymbolPrefix(kernelShapeKey(*t.generic));
-        Status s = loadModule(api, dc,
-                              static_cast<uint64_t>(generic - kBuiltinKernels) + 1,
-                              generic->data, prefix + "_pack",
-                              prefix + "_unpack", tc->generic);
+        std::string prefix = kernelSymbolPrefix(kernelShapeKey(*t.generic));
+        Status s = loadModule(
+            api, dc, static_cast<uint64_t>(generic - kBuiltinKernels) + 1,
+            generic->data, prefix + "_pack", prefix + "_unpack", tc->generic);
         if (!s.ok())
           return s;
       }
@@ -268,8 +270,8 @@ Status commitType(ddtc_type_s &t) {
         t.kernels.pop_back(); // a later commit asks again
         return failure;
       }
-      logVerbose("type " + t.name + " uses its generic kernel: " +
-                 k->entry->failure.message);
+      logVerbose("type " + t.name +
+                 " uses its generic kernel: " + k->entry->failure.message);
     }
   }
   t.committed.store(true, std::memory_order_release);
@@ -368,9 +370,9 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
     if (s.ok()) {
       // The first byte instance 0 touches (origin may be null, as
       // MPI_BOTTOM, with absolute displacements).
-      const void *first = reinterpret_cast<const void *>(
-          reinterpret_cast<uintptr_t>(origin) +
-          static_cast<uintptr_t>(layout.trueLb));
+      const void *first =
+          reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(origin) +
+                                         static_cast<uintptr_t>(layout.trueLb));
       s = checkDevicePointer(*api, first, "origin");
     }
     if (!s.ok()) {
@@ -393,10 +395,10 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   CUdeviceptr u = sel.table;
   void *args[4] = {&o, &p, cfg.params.data(), &u};
   CUfunction f = pack ? sel.module->pack : sel.module->unpack;
-  CUresult rc = api->cuLaunchKernel(
-      f, static_cast<unsigned>(cfg.grid), 1, 1,
-      static_cast<unsigned>(cfg.block), 1, 1, 0,
-      static_cast<CUstream>(stream), args, nullptr);
+  CUresult rc =
+      api->cuLaunchKernel(f, static_cast<unsigned>(cfg.grid), 1, 1,
+                          static_cast<unsigned>(cfg.block), 1, 1, 0,
+                          static_cast<CUstream>(stream), args, nullptr);
   if (rc != CUDA_SUCCESS)
     return Status::error(DDTC_ERROR_CUDA,
                          std::string(fn) + ": " +

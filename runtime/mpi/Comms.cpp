@@ -1,4 +1,5 @@
-//===- Comms.cpp - Private communicators and the notes of the pipeline -------===//
+//===- Comms.cpp - Private communicators and the notes of the pipeline
+//-------===//
 //
 // The pipelined protocol keeps the wire rule: the user's message is one
 // message of the MPI library on the user's communicator, peer and tag. For a
@@ -86,8 +87,8 @@ bool makePair(MPI_Comm comm, CommPair &p) {
 
 /// Gives a communicator the user just made its private pair.
 int attach(int rc, MPI_Comm *comm) {
-  if (rc != MPI_SUCCESS || !pairsOn.load(std::memory_order_acquire) ||
-      !comm || *comm == MPI_COMM_NULL)
+  if (rc != MPI_SUCCESS || !pairsOn.load(std::memory_order_acquire) || !comm ||
+      *comm == MPI_COMM_NULL)
     return rc;
   auto *p = new CommPair;
   if (!makePair(*comm, *p)) {
@@ -220,8 +221,7 @@ DDTC_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key,
 }
 DDTC_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int type, int key,
                                     MPI_Info info, MPI_Comm *newcomm) {
-  return attach(PMPI_Comm_split_type(comm, type, key, info, newcomm),
-                newcomm);
+  return attach(PMPI_Comm_split_type(comm, type, key, info, newcomm), newcomm);
 }
 DDTC_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group,
                                 MPI_Comm *newcomm) {
@@ -244,18 +244,17 @@ DDTC_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain[],
 DDTC_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
                                  const int edges[], int reorder,
                                  MPI_Comm *newcomm) {
-  return attach(PMPI_Graph_create(comm, nnodes, index, edges, reorder,
-                                  newcomm),
+  return attach(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm),
                 newcomm);
 }
-DDTC_EXPORT int MPI_Dist_graph_create_adjacent(
-    MPI_Comm comm, int indegree, const int sources[], const int sweights[],
-    int outdegree, const int dests[], const int dweights[], MPI_Info info,
-    int reorder, MPI_Comm *newcomm) {
-  return attach(PMPI_Dist_graph_create_adjacent(comm, indegree, sources,
-                                                sweights, outdegree, dests,
-                                                dweights, info, reorder,
-                                                newcomm),
+DDTC_EXPORT int
+MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                               const int sweights[], int outdegree,
+                               const int dests[], const int dweights[],
+                               MPI_Info info, int reorder, MPI_Comm *newcomm) {
+  return attach(PMPI_Dist_graph_create_adjacent(
+                    comm, indegree, sources, sweights, outdegree, dests,
+                    dweights, info, reorder, newcomm),
                 newcomm);
 }
 DDTC_EXPORT int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],

@@ -1,4 +1,5 @@
-//===- DeviceMemory.cpp - Buffer classification, streams, the pinned pool ---===//
+//===- DeviceMemory.cpp - Buffer classification, streams, the pinned pool
+//---===//
 //
 // The CUDA driver is the runtime's (loaded at run time, DDTC_CUDA_DRIVER
 // honoured): without one every buffer is host memory and the layer only
@@ -37,9 +38,9 @@ cu::CUcontext ensureContext(const cu::DriverAPI &api, const void *address) {
     return ctx;
   int ordinal = 0;
   if (address &&
-      api.cuPointerGetAttribute(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                reinterpret_cast<cu::CUdeviceptr>(address)) !=
-          cu::CUDA_SUCCESS)
+      api.cuPointerGetAttribute(
+          &ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+          reinterpret_cast<cu::CUdeviceptr>(address)) != cu::CUDA_SUCCESS)
     ordinal = 0;
   cu::CUdevice dev = 0;
   if (api.cuDeviceGet(&dev, ordinal) != cu::CUDA_SUCCESS ||
@@ -168,8 +169,8 @@ bool fence(void *stream) {
   void *e = recordEvent(stream);
   if (!api || !e)
     return false;
-  bool ok = api->cuEventSynchronize(static_cast<cu::CUevent>(e)) ==
-            cu::CUDA_SUCCESS;
+  bool ok =
+      api->cuEventSynchronize(static_cast<cu::CUevent>(e)) == cu::CUDA_SUCCESS;
   releaseEvent(e);
   return ok;
 }

@@ -1,4 +1,5 @@
-//===- IpcMemory.cpp - Device memory shared with the processes of a host ---===//
+//===- IpcMemory.cpp - Device memory shared with the processes of a host
+//---===//
 //
 // Opening a peer's CUDA IPC handle costs milliseconds the first time across
 // GPUs (hundreds of microseconds on one GPU) and closing it ~0.2 ms, so
@@ -89,13 +90,14 @@ void evict(const cu::DriverAPI &api, size_t limit) {
   while (mappings.size() > limit) {
     auto victim = mappings.end();
     for (auto it = mappings.begin(); it != mappings.end(); ++it)
-      if (!it->second.holds &&
-          (victim == mappings.end() || it->second.lastUse < victim->second.lastUse))
+      if (!it->second.holds && (victim == mappings.end() ||
+                                it->second.lastUse < victim->second.lastUse))
         victim = it;
     if (victim == mappings.end())
       return; // all in use: the bound is exceeded until some are released
     api.cuIpcCloseMemHandle(victim->second.ptr);
-    note(3, "IPC cache: closed a mapping of rank %d", std::get<0>(victim->first));
+    note(3, "IPC cache: closed a mapping of rank %d",
+         std::get<0>(victim->first));
     keyOf.erase(victim->second.id);
     mappings.erase(victim);
   }
@@ -105,9 +107,10 @@ void evict(const cu::DriverAPI &api, size_t limit) {
 /// (or all of that owner's idle mappings); mapMutex held.
 void closeStale(const cu::DriverAPI &api, const IpcRef &ref, bool all = false) {
   for (auto s = mappings.begin(); s != mappings.end();) {
-    uint64_t b = std::get<1>(s->first), n = std::max<uint64_t>(s->second.size, 1);
-    bool overlaps = b < ref.base + std::max<uint64_t>(ref.size, 1) &&
-                    ref.base < b + n;
+    uint64_t b = std::get<1>(s->first),
+             n = std::max<uint64_t>(s->second.size, 1);
+    bool overlaps =
+        b < ref.base + std::max<uint64_t>(ref.size, 1) && ref.base < b + n;
     if (std::get<0>(s->first) == ref.owner && !s->second.holds &&
         (all || overlaps)) {
       api.cuIpcCloseMemHandle(s->second.ptr);
@@ -187,8 +190,8 @@ bool openPeer(const IpcRef &ref, PeerMapping &m, std::string &why) {
     cu::CUipcMemHandle h;
     std::memcpy(&h, ref.handle, sizeof h);
     cu::CUdeviceptr p = 0;
-    cu::CUresult rc = api->cuIpcOpenMemHandle(
-        &p, h, cu::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    cu::CUresult rc =
+        api->cuIpcOpenMemHandle(&p, h, cu::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
     if (rc != cu::CUDA_SUCCESS) {
       // Still refused: close every idle mapping of that owner and try once
       // more (the driver knows of reuses the sizes here cannot show).

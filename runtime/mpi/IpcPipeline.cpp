@@ -1,4 +1,5 @@
-//===- IpcPipeline.cpp - Device to device between processes of one host ----===//
+//===- IpcPipeline.cpp - Device to device between processes of one host
+//----===//
 //
 // A pipelined message to a rank of the same host moves through CUDA IPC
 // instead of host memory; the wire rule is kept (the user's message is a
@@ -60,8 +61,8 @@ bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
     return true;
   CostScope cost(Cost::Pack);
   if (op.info->contiguous)
-    return copyDeviceAsync(out, userBytes(op) + lo, static_cast<size_t>(hi - lo),
-                           op.stream);
+    return copyDeviceAsync(out, userBytes(op) + lo,
+                           static_cast<size_t>(hi - lo), op.stream);
   return ddtc_pack(op.info->type, op.buf, op.count, lo, hi, out, op.stream,
                    settings().maxCtas) == DDTC_SUCCESS;
 }
@@ -138,8 +139,9 @@ bool sendWritten(Operation &op) {
 bool startWrite(Operation &op) {
   std::string why;
   if (!openPeer(op.answer.ref, op.peerMemory, why)) {
-    note(2, "cannot map the receive buffer of rank %d (%s): it reads this "
-            "rank's ring instead",
+    note(2,
+         "cannot map the receive buffer of rank %d (%s): it reads this "
+         "rank's ring instead",
          op.peerWorld, why.c_str());
     op.outbox.post(kUseRing, op.peer, fragmentTag(op.note.id), op.pair->data);
     op.answer.go = Answer::IpcRead;
@@ -152,8 +154,8 @@ bool startWrite(Operation &op) {
   for (Slot &s : op.slots)
     if (s.frag >= 0 && (s.s == Slot::S::Packing || s.s == Slot::S::Packed)) {
       int64_t lo = s.frag * op.fragBytes;
-      if (!copyDeviceAsync(dst + lo, s.buf, static_cast<size_t>(fragLen(op, s.frag)),
-                           op.stream))
+      if (!copyDeviceAsync(dst + lo, s.buf,
+                           static_cast<size_t>(fragLen(op, s.frag)), op.stream))
         op.error = MPI_ERR_OTHER;
     }
   int64_t rest = std::min<int64_t>(op.nextFrag * op.fragBytes, op.total);
@@ -168,8 +170,7 @@ bool startWrite(Operation &op) {
 long long ipcReceives() { return receives.load(); }
 
 bool wantIpc(Operation &op) {
-  if (protocol() == Protocol::Pipeline || !settings().ipc ||
-      !op.pair)
+  if (protocol() == Protocol::Pipeline || !settings().ipc || !op.pair)
     return false;
   op.peerWorld = op.pair->worldOf(op.peer);
   return ipcPeer(op.peerWorld);
@@ -339,7 +340,8 @@ bool advanceIpcRecv(Operation &op) {
   if (op.answer.go == Answer::IpcWrite) {
     // The sender writes; it says when its bytes are in place, or that it
     // cannot map them and they are in its ring.
-    while (op.signals == 0 && nextSignal(op, op.source, fragmentTag(op.note.id)))
+    while (op.signals == 0 &&
+           nextSignal(op, op.source, fragmentTag(op.note.id)))
       ;
     if (op.error != MPI_SUCCESS)
       return abandon(op);
@@ -401,7 +403,8 @@ bool advanceIpcRecv(Operation &op) {
       ok = copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
                            op.copyStream) &&
            (s.event = recordEvent(op.copyStream)) &&
-           streamWait(op.stream, s.event) && unpackRange(op, lo, lo + len, s.buf);
+           streamWait(op.stream, s.event) &&
+           unpackRange(op, lo, lo + len, s.buf);
       s.s = Slot::S::Copying;
     } else {
       ok = unpackRange(op, lo, lo + len, src);

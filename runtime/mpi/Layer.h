@@ -1,4 +1,5 @@
-//===- Layer.h - libddtc-mpi's internal interfaces ----------------*- C++ -*-===//
+//===- Layer.h - libddtc-mpi's internal interfaces ----------------*- C++
+//-*-===//
 //
 // The MPI layer: settings, buffer classification, the pinned pool, the type
 // cache kept with each MPI datatype, the operations that move device buffers
@@ -24,22 +25,23 @@
 
 namespace ddtc::mpi {
 
-//===--- Settings (DDTC_MPI_*) ---------------------------------------------===//
+//===--- Settings (DDTC_MPI_*)
+//---------------------------------------------===//
 
 /// Pipeline: through pinned host memory only; Ipc: through CUDA IPC where
 /// the peer is on this host (else as Pipeline).
 enum class Protocol { Auto, Eager, Pipeline, Staged, Ipc };
 
 struct Settings {
-  bool disabled = false;        ///< DDTC_MPI_DISABLE: pass everything through
-  int verbose = 0;              ///< DDTC_MPI_VERBOSE
-  int64_t eagerLimit = 65536;   ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
-  int64_t fragment = 1 << 20;   ///< DDTC_MPI_FRAGMENT (bytes per fragment)
-  int depth = 4;                ///< DDTC_MPI_DEPTH (fragments in flight)
-  int maxCtas = 0;              ///< DDTC_MPI_CTAS (0: no cap)
+  bool disabled = false;      ///< DDTC_MPI_DISABLE: pass everything through
+  int verbose = 0;            ///< DDTC_MPI_VERBOSE
+  int64_t eagerLimit = 65536; ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
+  int64_t fragment = 1 << 20; ///< DDTC_MPI_FRAGMENT (bytes per fragment)
+  int depth = 4;              ///< DDTC_MPI_DEPTH (fragments in flight)
+  int maxCtas = 0;            ///< DDTC_MPI_CTAS (0: no cap)
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
-  bool ipc = true;        ///< DDTC_MPI_IPC=0: never CUDA IPC
+  bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
   /// DDTC_MPI_IPC_READ: the IPC receiver unpacks straight from the peer's
   /// memory ("direct", default: one launch less per fragment, faster on an
   /// H200 pair) or copies each fragment to local staging first ("stage").
@@ -97,7 +99,8 @@ void note(int level, const char *fmt, ...)
 void noteOnce(const std::string &text);
 const char *protocolName(Protocol p);
 
-//===--- The CUDA side ------------------------------------------------------===//
+//===--- The CUDA side
+//------------------------------------------------------===//
 
 /// Whether a CUDA driver could be loaded (else nothing is device memory).
 bool haveDriver();
@@ -138,13 +141,14 @@ void *pinnedAcquire(size_t bytes);
 void pinnedRelease(void *p, size_t bytes);
 void pinnedTrim(); ///< frees the pool (at finalize)
 
-//===--- CUDA IPC ----------------------------------------------------------===//
+//===--- CUDA IPC
+//----------------------------------------------------------===//
 
 /// Device memory of this process as another process of the host can map
 /// it: the exported allocation and where the bytes meant lie in it.
 struct IpcRef {
   unsigned char handle[64] = {}; ///< CUipcMemHandle of the allocation
-  uint64_t base = 0;     ///< the allocation's address in its owner
+  uint64_t base = 0;             ///< the allocation's address in its owner
   uint64_t bufferId = 0; ///< its buffer id (a reallocation gets a new one)
   uint64_t size = 0;     ///< the allocation's size
   uint64_t offset = 0;   ///< of the bytes meant, from base
@@ -180,7 +184,8 @@ void trimPeers();
 /// Whether the driver offers CUDA IPC.
 bool haveIpc();
 
-//===--- Peers --------------------------------------------------------------===//
+//===--- Peers
+//--------------------------------------------------------------===//
 
 /// Learns which ranks of MPI_COMM_WORLD share this host (at MPI_Init).
 void initPeers();
@@ -192,7 +197,8 @@ bool ipcPeer(int world);
 /// (said once with DDTC_MPI_VERBOSE).
 void dropIpcPeer(int world, const std::string &why);
 
-//===--- Types ----------------------------------------------------------------===//
+//===--- Types
+//----------------------------------------------------------------===//
 
 /// What the layer keeps with an MPI datatype: its figures, and the ddtc type
 /// that packs it (null when ddtc cannot: the type is then staged through
@@ -222,10 +228,10 @@ void initTypes();
 
 /// Bytes [first, first + span) that `count` instances touch, relative to the
 /// origin; span 0 when count is 0 or the type is empty.
-void typeSpan(const TypeInfo &t, int64_t count, int64_t &first,
-              int64_t &span);
+void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span);
 
-//===--- Operations on device buffers -----------------------------------------===//
+//===--- Operations on device buffers
+//-----------------------------------------===//
 
 enum class SendMode { Standard, Buffered, Synchronous, Ready };
 
@@ -234,8 +240,8 @@ int isendInMode(const void *buf, int count, MPI_Datatype type, int dest,
                 int tag, MPI_Comm comm, SendMode mode, MPI_Request *r);
 
 /// Blocking transfers; return an MPI error code (the comm's handler called).
-int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
-               int tag, MPI_Comm comm, SendMode mode);
+int deviceSend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, SendMode mode);
 int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
                MPI_Comm comm, MPI_Status *status);
 int deviceMrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
@@ -265,7 +271,8 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
                      int peer, int tag, MPI_Comm comm, SendMode mode,
                      MPI_Request *request);
 
-//===--- Host buffers on communicators with a pair -----------------------------===//
+//===--- Host buffers on communicators with a pair
+//-----------------------------===//
 // A zero-byte message there may announce a pipelined one: host receives
 // check for it, and zero-byte host sends send their note.
 
@@ -273,18 +280,19 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
 /// note of a zero-byte message goes first, so that a receiver waiting for it
 /// never waits for this rank's call to return.
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm);
+                    MPI_Comm comm);
 /// After a host receive completed with `status` (never ignored): receives
 /// the pipelined message a zero-byte one announced. Returns an MPI error.
-int completeHostReceive(void *buf, int count, MPI_Datatype type,
-                        MPI_Comm comm, MPI_Status *status);
+int completeHostReceive(void *buf, int count, MPI_Datatype type, MPI_Comm comm,
+                        MPI_Status *status);
 /// Watches a host request (receives, and persistent zero-byte sends) so that
 /// Wait/Test and Start do the above.
 void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
                       MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                       bool persistent);
 
-//===--- Requests -------------------------------------------------------------===//
+//===--- Requests
+//-------------------------------------------------------------===//
 
 /// Operations on device buffers started so far (a count for tests).
 long long deviceOperations();
@@ -318,14 +326,14 @@ bool cancelRequest(MPI_Request request, int &rc);
 /// Whether `request` is the layer's (for Request_get_status).
 bool isLayerRequest(MPI_Request request);
 
-//===--- Staging for collectives and fallbacks --------------------------------===//
+//===--- Staging for collectives and fallbacks
+//--------------------------------===//
 
 /// A host copy of the bytes `count` instances of `type` at `buf` touch.
 class StagedBuffer {
 public:
   /// Copies the device bytes in when `copyIn`; `host()` then stands for buf.
-  StagedBuffer(const void *buf, int64_t count, MPI_Datatype type,
-               bool copyIn);
+  StagedBuffer(const void *buf, int64_t count, MPI_Datatype type, bool copyIn);
   /// Same, for a span given in bytes relative to buf (v/w collectives).
   StagedBuffer(const void *buf, int64_t first, int64_t span, bool copyIn);
   ~StagedBuffer();
@@ -345,7 +353,8 @@ private:
   bool good = true;
 };
 
-//===--- The pipelined protocol's communicators and notes ---------------------===//
+//===--- The pipelined protocol's communicators and notes
+//---------------------===//
 
 /// The layer's private duplicates of a user communicator.
 struct CommPair {
@@ -355,7 +364,7 @@ struct CommPair {
   /// intercommunicator); empty for MPI_COMM_WORLD itself.
   std::vector<int> world;
   int worldOf(int rank) const {
-    return world.empty() ? rank
+    return world.empty()                                        ? rank
            : rank >= 0 && rank < static_cast<int>(world.size()) ? world[rank]
                                                                 : -1;
   }
@@ -369,8 +378,8 @@ struct Note {
   enum Kind : uint32_t { Empty = 0, Pipelined = 1, Ipc = 2 };
   uint32_t magic = kMagic;
   uint32_t kind = Empty;
-  int64_t bytes = 0; ///< packed bytes of the message
-  int32_t id = 0;    ///< the tag of its answer and fragments
+  int64_t bytes = 0;    ///< packed bytes of the message
+  int32_t id = 0;       ///< the tag of its answer and fragments
   int32_t fragment = 0; ///< bytes per fragment (the sender's setting)
   IpcRef ref;           ///< for Ipc
 };

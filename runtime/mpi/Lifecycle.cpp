@@ -1,4 +1,5 @@
-//===- Lifecycle.cpp - Init, Finalize, types, Pack/Unpack, staging -----------===//
+//===- Lifecycle.cpp - Init, Finalize, types, Pack/Unpack, staging
+//-----------===//
 //
 // The layer is active between MPI_Init and MPI_Finalize unless
 // DDTC_MPI_DISABLE is set. Host and managed buffers cost one pointer query
@@ -70,8 +71,7 @@ StagedBuffer::StagedBuffer(const void *buf, int64_t count, MPI_Datatype type,
   init(buf, f, s, copyIn);
 }
 
-StagedBuffer::StagedBuffer(const void *buf, int64_t f, int64_t s,
-                           bool copyIn) {
+StagedBuffer::StagedBuffer(const void *buf, int64_t f, int64_t s, bool copyIn) {
   init(buf, f, s, copyIn);
 }
 
@@ -91,8 +91,8 @@ void StagedBuffer::init(const void *buf, int64_t f, int64_t s, bool copyIn) {
 }
 
 bool StagedBuffer::copyOut() {
-  return span == 0 || copyToDevice(static_cast<char *>(device) + first,
-                                   storage, static_cast<size_t>(span));
+  return span == 0 || copyToDevice(static_cast<char *>(device) + first, storage,
+                                   static_cast<size_t>(span));
 }
 
 StagedBuffer::~StagedBuffer() { std::free(storage); }
@@ -112,8 +112,7 @@ ddtc_mpi_device_operations(void) {
 __attribute__((visibility("default"))) long long ddtc_mpi_ipc_receives(void) {
   return ipcReceives();
 }
-__attribute__((visibility("default"))) long long
-ddtc_mpi_ipc_fallbacks(void) {
+__attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
   return ipcFallbacks();
 }
 
@@ -175,7 +174,8 @@ MPI_Type_commit(MPI_Datatype *datatype) {
   return rc;
 }
 
-__attribute__((visibility("default"))) int MPI_Type_free(MPI_Datatype *datatype) {
+__attribute__((visibility("default"))) int
+MPI_Type_free(MPI_Datatype *datatype) {
   // The attribute's delete callback drops the layer's reference; operations
   // in flight keep theirs.
   return PMPI_Type_free(datatype);

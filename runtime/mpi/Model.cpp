@@ -1,4 +1,5 @@
-//===- Model.cpp - The fragment size of the IPC pipeline ---------------------===//
+//===- Model.cpp - The fragment size of the IPC pipeline
+//---------------------===//
 //
 // A pipelined message of M packed bytes in n fragments of f bytes costs, as
 // the pipeline runs (the postal and max-rate models of the seeds):
@@ -109,8 +110,9 @@ bool readFile(const std::string &path, ModelFigures &f) {
   if (!sameGpu || !sameDriver || !sameHost || !(read.startUs >= 0) ||
       !(read.alphaUs > 0) || !(read.linkGBps > 0) || !(read.localGBps > 0) ||
       !(read.eagerGBps > 0)) {
-    note(1, "model: %s is for another GPU, driver or host, or incomplete; "
-            "not used",
+    note(1,
+         "model: %s is for another GPU, driver or host, or incomplete; "
+         "not used",
          path.c_str());
     return false;
   }
@@ -126,8 +128,10 @@ double envNumber(const char *name, double fallback, bool &set) {
   char *end = nullptr;
   double x = std::strtod(v, &end);
   if (*end || !(x > 0)) {
-    std::fprintf(stderr, "ddtc-mpi: %s=%s is not a positive number; using "
-                         "%g\n", name, v, fallback);
+    std::fprintf(stderr,
+                 "ddtc-mpi: %s=%s is not a positive number; using "
+                 "%g\n",
+                 name, v, fallback);
     return fallback;
   }
   set = true;
@@ -158,8 +162,9 @@ const ModelFigures &modelFigures() {
     f.localGBps = envNumber("DDTC_MPI_IPC_LOCAL_GBPS", f.localGBps, set);
     if (set)
       f.source += " and DDTC_MPI_IPC_*";
-    note(2, "model of the IPC pipeline (%s): start %.1f us, %.1f us per "
-            "fragment, link %.0f GB/s, kernels %.0f GB/s",
+    note(2,
+         "model of the IPC pipeline (%s): start %.1f us, %.1f us per "
+         "fragment, link %.0f GB/s, kernels %.0f GB/s",
          f.source.c_str(), f.startUs, f.alphaUs, f.linkGBps, f.localGBps);
     return f;
   }();
@@ -217,7 +222,7 @@ ddtc_mpi_set_fragment(long long bytes) {
 /// The calibration file this process reads; the buffer gets the path
 /// (truncated to `size`), the return value is its length.
 __attribute__((visibility("default"))) int ddtc_mpi_model_path(char *buffer,
-                                                                int size) {
+                                                               int size) {
   std::string p = ddtc::mpi::modelPath();
   if (buffer && size > 0) {
     std::strncpy(buffer, p.c_str(), static_cast<size_t>(size) - 1);

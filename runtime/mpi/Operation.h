@@ -1,4 +1,5 @@
-//===- Operation.h - One transfer of the layer and its pipeline -----*- C++ -*-===//
+//===- Operation.h - One transfer of the layer and its pipeline -----*- C++
+//-*-===//
 //
 // The state of one operation on device buffers (and of the host requests the
 // layer watches), shared by the files that move its bytes: Transfers.cpp
@@ -87,7 +88,7 @@ struct Operation {
   int source = MPI_ANY_SOURCE, rtag = MPI_ANY_TAG;
   int error = MPI_SUCCESS;
   bool cancelled = false;
-  bool started = false; ///< a start not yet reported by Wait/Test
+  bool started = false;   ///< a start not yet reported by Wait/Test
   bool signalled = false; ///< the user's request was completed already
 
   // The pipelined protocol.
@@ -111,8 +112,8 @@ struct Operation {
   void *copyStream = nullptr;
   int32_t signal = 0; ///< the last "ready k" / "returned k" / done received
   MPI_Request signalReq = MPI_REQUEST_NULL;
-  int signals = 0;            ///< signals received so far
-  std::deque<int> ready;      ///< receiver: fragments announced, in order
+  int signals = 0;       ///< signals received so far
+  std::deque<int> ready; ///< receiver: fragments announced, in order
   Outbox outbox;
   bool finalSent = false;
 

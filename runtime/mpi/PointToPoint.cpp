@@ -1,4 +1,5 @@
-//===- PointToPoint.cpp - The point-to-point MPI entry points ---------------===//
+//===- PointToPoint.cpp - The point-to-point MPI entry points
+//---------------===//
 //
 // Each wrapper classifies its buffer and either forwards to the MPI library
 // (host and managed memory, MPI_PROC_NULL, empty messages) or hands the
@@ -130,8 +131,8 @@ int sendInit(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                        dest, tag, comm, true);
     return rc;
   }
-  return devicePersistent(true, const_cast<void *>(buf), count, type, dest,
-                          tag, comm, mode, request);
+  return devicePersistent(true, const_cast<void *>(buf), count, type, dest, tag,
+                          comm, mode, request);
 }
 
 } // namespace
@@ -156,14 +157,12 @@ DDTC_EXPORT int MPI_Rsend(const void *buf, int count, MPI_Datatype type,
 DDTC_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype type,
                           int dest, int tag, MPI_Comm comm,
                           MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Standard,
-               request);
+  return isend(buf, count, type, dest, tag, comm, SendMode::Standard, request);
 }
 DDTC_EXPORT int MPI_Ibsend(const void *buf, int count, MPI_Datatype type,
                            int dest, int tag, MPI_Comm comm,
                            MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Buffered,
-               request);
+  return isend(buf, count, type, dest, tag, comm, SendMode::Buffered, request);
 }
 DDTC_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype type,
                            int dest, int tag, MPI_Comm comm,
@@ -198,8 +197,7 @@ DDTC_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type,
 DDTC_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type,
                                int dest, int tag, MPI_Comm comm,
                                MPI_Request *request) {
-  return sendInit(buf, count, type, dest, tag, comm, SendMode::Ready,
-                  request);
+  return sendInit(buf, count, type, dest, tag, comm, SendMode::Ready, request);
 }
 
 DDTC_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
@@ -283,9 +281,8 @@ DDTC_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount,
   if (!s && !r && !anyInFlight()) {
     beforeHostSend(sendcount, sendtype, dest, sendtag, comm);
     MPI_Status st;
-    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag,
-                           recvbuf, recvcount, recvtype, source, recvtag, comm,
-                           &st);
+    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, &st);
     if (rc == MPI_SUCCESS) {
       rc = completeHostReceive(recvbuf, recvcount, recvtype, comm, &st);
     }
@@ -295,8 +292,8 @@ DDTC_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount,
   }
   // The receive is posted first so that a send to oneself cannot block.
   MPI_Request req[2];
-  int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm,
-                     &req[0]);
+  int rc =
+      MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &req[0]);
   if (rc != MPI_SUCCESS)
     return rc;
   rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &req[1]);

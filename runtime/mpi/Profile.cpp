@@ -1,4 +1,5 @@
-//===- Profile.cpp - Where the layer's host time goes -----------------------===//
+//===- Profile.cpp - Where the layer's host time goes
+//-----------------------===//
 
 #include "Profile.h"
 
@@ -17,8 +18,8 @@ struct Totals {
 Totals totals;
 
 const char *costName(int c) {
-  static const char *names[] = {"pack",         "unpack",     "event record",
-                                "event query",  "MPI test",   "MPI post"};
+  static const char *names[] = {"pack",        "unpack",   "event record",
+                                "event query", "MPI test", "MPI post"};
   return names[c];
 }
 
@@ -46,8 +47,8 @@ void printProfile() {
   for (int i = 0; i < static_cast<int>(Cost::Count); ++i) {
     long long n = totals.calls[i].load(), ns = totals.ns[i].load();
     char buf[160];
-    std::snprintf(buf, sizeof buf, " %s %lld x %.2f us = %.0f us;",
-                  costName(i), n, n ? ns / 1e3 / n : 0.0, ns / 1e3);
+    std::snprintf(buf, sizeof buf, " %s %lld x %.2f us = %.0f us;", costName(i),
+                  n, n ? ns / 1e3 / n : 0.0, ns / 1e3);
     line += buf;
   }
   note(0, "%s", line.c_str());

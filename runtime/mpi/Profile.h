@@ -1,4 +1,5 @@
-//===- Profile.h - Where the layer's host time goes (DDTC_MPI_PROFILE) ---*- C++ -*-===//
+//===- Profile.h - Where the layer's host time goes (DDTC_MPI_PROFILE) ---*- C++
+//-*-===//
 //
 // With DDTC_MPI_PROFILE=1 the layer counts the calls it makes on the
 // critical path of a transfer and the host time they take, and each rank
@@ -15,12 +16,12 @@
 namespace ddtc::mpi {
 
 enum class Cost {
-  Pack,      ///< ddtc_pack and device copies issued for packing
-  Unpack,    ///< ddtc_unpack and device copies issued for unpacking
-  Event,     ///< event create and record
-  Query,     ///< event queries
-  MpiTest,   ///< PMPI_Test of the layer's own requests
-  MpiPost,   ///< the layer's small sends and receives
+  Pack,    ///< ddtc_pack and device copies issued for packing
+  Unpack,  ///< ddtc_unpack and device copies issued for unpacking
+  Event,   ///< event create and record
+  Query,   ///< event queries
+  MpiTest, ///< PMPI_Test of the layer's own requests
+  MpiPost, ///< the layer's small sends and receives
   Count
 };
 

@@ -1,4 +1,5 @@
-//===- Transfers.cpp - Messages from and to device buffers -------------------===//
+//===- Transfers.cpp - Messages from and to device buffers
+//-------------------===//
 //
 // Every message is one message of the MPI library on the user's communicator,
 // peer and tag, holding the bytes MPI_Pack would produce, as MPI_PACKED: the
@@ -156,8 +157,8 @@ int packWhole(Operation &op) {
   if (op.info->contiguous)
     ok = copyToHostAsync(op.pinned, origin + op.info->trueLb, n, op.stream);
   else
-    ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned,
-                   op.stream, settings().maxCtas) == DDTC_SUCCESS;
+    ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
+                   settings().maxCtas) == DDTC_SUCCESS;
   std::string error;
   if (!ok || !syncStream(op.stream, error))
     return raise(op.comm, MPI_ERR_OTHER,
@@ -261,7 +262,7 @@ int startPipeSend(Operation &op) {
        modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
        op.ipc ? "CUDA IPC" : "pipelined", op.note.id, op.nfrag);
   int rc = isendInMode(nullptr, 0, MPI_PACKED, op.peer, op.tag, op.comm,
-                     op.mode, &op.inner);
+                       op.mode, &op.inner);
   if (rc == MPI_SUCCESS)
     rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
                     op.pair->notes, &op.noteReq);
@@ -374,8 +375,8 @@ bool advanceRecvPipe(Operation &op) {
       bool ok = op.info->contiguous
                     ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
                                         static_cast<size_t>(len), op.stream)
-                    : ddtc_unpack(op.info->type, origin, op.count, lo,
-                                  lo + len, s.buf, op.stream,
+                    : ddtc_unpack(op.info->type, origin, op.count, lo, lo + len,
+                                  s.buf, op.stream,
                                   settings().maxCtas) == DDTC_SUCCESS;
       s.event = ok ? recordEvent(op.stream) : nullptr;
       if (!s.event)
@@ -433,12 +434,12 @@ int post(Operation &op) {
       return raise(op.comm, MPI_ERR_OTHER, "cannot stage a device buffer");
     if (op.send)
       return isendInMode(op.staged->host(), op.count, op.datatype, op.peer,
-                       op.tag, op.comm, op.mode, &op.inner);
+                         op.tag, op.comm, op.mode, &op.inner);
     if (op.message != MPI_MESSAGE_NULL)
-      return PMPI_Imrecv(op.staged->host(), op.count, op.datatype,
-                         &op.message, &op.inner);
-    return PMPI_Irecv(op.staged->host(), op.count, op.datatype, op.peer,
-                      op.tag, op.comm, &op.inner);
+      return PMPI_Imrecv(op.staged->host(), op.count, op.datatype, &op.message,
+                         &op.inner);
+    return PMPI_Irecv(op.staged->host(), op.count, op.datatype, op.peer, op.tag,
+                      op.comm, &op.inner);
   }
   if (op.send) {
     if (usePipeline(op))
@@ -454,11 +455,10 @@ int post(Operation &op) {
     // is complete for the user at once (see signalUser); on the wire it is a
     // standard send (Open MPI 4.1's buffered path mishandles some typed
     // receives of packed data).
-    return isendInMode(op.pinned, packedBytes(op), MPI_PACKED, op.peer, op.tag,
-                     op.comm,
-                     op.mode == SendMode::Buffered ? SendMode::Standard
-                                                   : op.mode,
-                     &op.inner);
+    return isendInMode(
+        op.pinned, packedBytes(op), MPI_PACKED, op.peer, op.tag, op.comm,
+        op.mode == SendMode::Buffered ? SendMode::Standard : op.mode,
+        &op.inner);
   }
   op.pinnedBytes = static_cast<size_t>(packedBytes(op));
   op.pinned = pinnedAcquire(op.pinnedBytes);
@@ -540,8 +540,7 @@ bool advance(Operation &op) {
       // A zero-byte message: its note says whether a pipeline follows.
       if (!takeNote(*op.pair, op.source, op.rtag, op.note)) {
         op.error = MPI_ERR_OTHER;
-      } else if (op.note.kind == Note::Pipelined ||
-                 op.note.kind == Note::Ipc) {
+      } else if (op.note.kind == Note::Pipelined || op.note.kind == Note::Ipc) {
         startPipeRecv(op);
         return advance(op);
       }
@@ -554,12 +553,12 @@ bool advance(Operation &op) {
     char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
     bool ok;
     if (op.info->contiguous)
-      ok = copyToDeviceAsync(origin + op.info->trueLb, op.pinned,
-                             op.received, op.stream);
+      ok = copyToDeviceAsync(origin + op.info->trueLb, op.pinned, op.received,
+                             op.stream);
     else
-      ok = ddtc_unpack(op.info->type, origin, op.count, 0, op.received,
-                       op.pinned, op.stream,
-                       settings().maxCtas) == DDTC_SUCCESS;
+      ok =
+          ddtc_unpack(op.info->type, origin, op.count, 0, op.received,
+                      op.pinned, op.stream, settings().maxCtas) == DDTC_SUCCESS;
     op.event = ok ? recordEvent(op.stream) : nullptr;
     if (!ok || !op.event) {
       note(1, "unpack failed: %s", ddtc_last_error());
@@ -604,8 +603,8 @@ void signalIfBuffered(Operation &op) {
     signalUser(op);
 }
 
-OpRef makeOp(bool send, const void *buf, int count, MPI_Datatype type,
-             int peer, int tag, MPI_Comm comm, SendMode mode) {
+OpRef makeOp(bool send, const void *buf, int count, MPI_Datatype type, int peer,
+             int tag, MPI_Comm comm, SendMode mode) {
   auto op = std::make_shared<Operation>();
   op->send = send;
   op->buf = buf;
@@ -703,9 +702,7 @@ bool anyInFlight() {
   return !inFlight.empty();
 }
 
-bool anyPending() {
-  return pendingCount.load(std::memory_order_acquire) != 0;
-}
+bool anyPending() { return pendingCount.load(std::memory_order_acquire) != 0; }
 
 void progress() {
   if (!anyPending())
@@ -729,8 +726,8 @@ void progress() {
   }
 }
 
-int deviceSend(const void *buf, int count, MPI_Datatype type, int dest,
-               int tag, MPI_Comm comm, SendMode mode) {
+int deviceSend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, SendMode mode) {
   OpRef op = makeOp(true, buf, count, type, dest, tag, comm, mode);
   if (mode != SendMode::Buffered)
     return runBlocking(*op, MPI_STATUS_IGNORE);
@@ -757,8 +754,8 @@ int deviceRecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 
 int deviceMrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
                 MPI_Comm comm, MPI_Status *status) {
-  OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                    comm, SendMode::Standard);
+  OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm,
+                    SendMode::Standard);
   op->message = *msg;
   *msg = MPI_MESSAGE_NULL;
   return runBlocking(*op, status);
@@ -778,8 +775,8 @@ int deviceIrecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 
 int deviceImrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg,
                  MPI_Comm comm, MPI_Request *request) {
-  OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                    comm, SendMode::Standard);
+  OpRef op = makeOp(false, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, comm,
+                    SendMode::Standard);
   op->message = *msg;
   *msg = MPI_MESSAGE_NULL;
   return issue(op, request);
@@ -860,7 +857,8 @@ bool freeRequest(MPI_Request request) {
     return true;
   }
   std::lock_guard<std::mutex> lock(registryMutex);
-  bool running = std::find(inFlight.begin(), inFlight.end(), op) != inFlight.end();
+  bool running =
+      std::find(inFlight.begin(), inFlight.end(), op) != inFlight.end();
   if (running && !op->persistent) {
     op->userFreed = true; // progress drops it when done
     return true;
@@ -889,10 +887,11 @@ bool isLayerRequest(MPI_Request request) {
   return anyPending() && findOp(request) != nullptr;
 }
 
-//===--- Host buffers on communicators with a pair ---------------------------===//
+//===--- Host buffers on communicators with a pair
+//---------------------------===//
 
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm) {
+                    MPI_Comm comm) {
   if (dest == MPI_PROC_NULL || !active())
     return;
   int size = 0;
@@ -949,8 +948,8 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
   return rc;
 }
 
-int completeHostReceive(void *buf, int count, MPI_Datatype type,
-                        MPI_Comm comm, MPI_Status *status) {
+int completeHostReceive(void *buf, int count, MPI_Datatype type, MPI_Comm comm,
+                        MPI_Status *status) {
   // (MPI_ERROR is not set by single completions: callers pass only
   // statuses of receives that succeeded.)
   if (!active() || status->MPI_SOURCE == MPI_PROC_NULL)
@@ -967,8 +966,8 @@ int completeHostReceive(void *buf, int count, MPI_Datatype type,
     return raise(comm, MPI_ERR_OTHER, "a zero-byte message without its note");
   if (note.kind != Note::Pipelined && note.kind != Note::Ipc)
     return MPI_SUCCESS;
-  return receivePipelinedHost(*pair, note, status->MPI_SOURCE, buf, count,
-                              type, comm, status);
+  return receivePipelinedHost(*pair, note, status->MPI_SOURCE, buf, count, type,
+                              comm, status);
 }
 
 void watchHostRequest(MPI_Request request, bool send, void *buf, int count,

@@ -1,4 +1,5 @@
-//===- FakeCUDADriver.cpp - A CUDA driver that runs on the CPU, for tests ---===//
+//===- FakeCUDADriver.cpp - A CUDA driver that runs on the CPU, for tests
+//---===//
 //
 // A stand-in for libcuda.so.1 (load it with DDTC_CUDA_DRIVER=path) that
 // lets the runtime's GPU path run where there is no GPU: one fake device
@@ -34,9 +35,9 @@
 // the real driver's cost. DDTC_FAKE_IPC=0 makes every open fail, as it does
 // between containers; DDTC_FAKE_IPC_FAIL_EVERY=N makes every Nth fail, and
 // DDTC_FAKE_IPC_FAIL_RANK=R every one in the MPI process of world rank R
-// (OMPI_COMM_WORLD_RANK or PMI_RANK). Opening a handle in the process that made it fails,
-// as on the real driver, and so does opening one of an allocation at an
-// address of the owner's while a mapping of an earlier allocation there is
+// (OMPI_COMM_WORLD_RANK or PMI_RANK). Opening a handle in the process that made
+// it fails, as on the real driver, and so does opening one of an allocation at
+// an address of the owner's while a mapping of an earlier allocation there is
 // still open (the real driver says CUDA_ERROR_ALREADY_MAPPED then).
 //
 // Every entry point may be called from many threads at once.
@@ -67,6 +68,9 @@
 #include <unistd.h>
 
 #include "ddtc/Target/CUDA/CPUEmulation.h"
+
+// The generic kernels' source, compiled for the CPU: after the emulation
+// header, which defines what CUDA C++ needs.
 #include "GenericKernelSources.inc"
 
 namespace {
@@ -799,8 +803,9 @@ CUresult cuIpcGetMemHandle(IpcMemHandle *handle, unsigned long long p) {
   std::optional<Allocation> a = find(static_cast<uintptr_t>(p));
   if (!handle || !a || a->kind != MemKind::Device || a->fd < 0)
     return kInvalidValue;
-  FakeIpcHandle h{kIpcMagic, static_cast<int32_t>(getpid()), a->fd, a->mapped,
-                  a->size, a->base};
+  FakeIpcHandle h{kIpcMagic, static_cast<int32_t>(getpid()),
+                  a->fd,     a->mapped,
+                  a->size,   a->base};
   std::memset(handle, 0, sizeof *handle);
   std::memcpy(handle, &h, sizeof h);
   return kSuccess;
@@ -818,7 +823,8 @@ CUresult cuIpcOpenMemHandle_v2(unsigned long long *p, IpcMemHandle handle,
     return kInvalidValue;
   static std::atomic<unsigned> opens{0};
   const char *every = std::getenv("DDTC_FAKE_IPC_FAIL_EVERY");
-  unsigned n = every ? static_cast<unsigned>(std::strtoul(every, nullptr, 10)) : 0;
+  unsigned n =
+      every ? static_cast<unsigned>(std::strtoul(every, nullptr, 10)) : 0;
   if (n && ++opens % n == 0)
     return kInvalidValue;
   if (const char *r = std::getenv("DDTC_FAKE_IPC_FAIL_RANK")) {
@@ -845,8 +851,8 @@ CUresult cuIpcOpenMemHandle_v2(unsigned long long *p, IpcMemHandle handle,
     return kOutOfMemory;
   std::lock_guard<std::mutex> lock(memMutex);
   uintptr_t base = reinterpret_cast<uintptr_t>(q);
-  allocations[base] = {base,          h.size, MemKind::Imported,
-                       nextBufferId++, -1,    h.mapped};
+  allocations[base] = {base,           h.size, MemKind::Imported,
+                       nextBufferId++, -1,     h.mapped};
   opened[{h.pid, h.base}] = base;
   *p = base;
   return kSuccess;

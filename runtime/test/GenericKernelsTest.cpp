@@ -88,8 +88,8 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
 /// `maxCutUnits` > 0 the units are cut as for an instance too large for the
 /// usual unit size (cutWorkUnits with that bound): few, long units, each
 /// looped over by its warp.
-std::string checkType(const Datatype &type, int64_t count,
-                      std::mt19937_64 &rng, int64_t maxCutUnits = 0) {
+std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
+                      int64_t maxCutUnits = 0) {
   KernelPlan spec;
   std::string planError;
   if (!planKernel(type, spec, planError))

@@ -1,4 +1,5 @@
-//===- RuntimeTests.cpp - The runtime without a GPU -------------------------===//
+//===- RuntimeTests.cpp - The runtime without a GPU
+//-------------------------===//
 //
 // Types from specs, their layout figures, commits that compile with NVRTC
 // (for sm_90 unless DDTC_DEFAULT_ARCH says otherwise), the memory and disk
@@ -19,8 +20,8 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
-#include <sys/stat.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,7 +90,7 @@ int commitAndWait(const std::string &spec) {
   do {                                                                         \
     std::string why_;                                                          \
     if (!haveNVRTC(why_))                                                      \
-      SKIP("NVRTC is not available, so nothing can be compiled: %s",          \
+      SKIP("NVRTC is not available, so nothing can be compiled: %s",           \
            why_.c_str());                                                      \
   } while (0)
 
@@ -525,8 +526,8 @@ DDTC_TEST("disk-cache-reset", diskCacheReset) {
 /// Damages the one entry of `dir` with `damage`, then checks that a commit
 /// (after forgetting the memory cache) rejects it, compiles again and
 /// rewrites it, and that the rewritten entry is then used.
-template <typename F> int checkDamage(const std::string &dir, F damage,
-                                      const char *what) {
+template <typename F>
+int checkDamage(const std::string &dir, F damage, const char *what) {
   std::vector<std::string> files = entries(dir);
   CHECK(files.size() == 1);
   damage(files[0]);
@@ -567,8 +568,7 @@ DDTC_TEST("disk-cache-corrupt", diskCacheCorrupt) {
   if ((rc = checkDamage(dir.path(), flip(1), "the magic")))
     return rc;
   if ((rc = checkDamage(
-           dir.path(),
-           [](const std::string &p) { truncate(p.c_str(), 1000); },
+           dir.path(), [](const std::string &p) { truncate(p.c_str(), 1000); },
            "truncated")))
     return rc;
   if ((rc = checkDamage(
@@ -593,8 +593,7 @@ DDTC_TEST("disk-cache-corrupt", diskCacheCorrupt) {
   setenv("DDTC_CACHE_DIR", dir.path().c_str(), 1);
   resetRuntime();
   if ((rc = checkDamage(
-           dir.path(),
-           [&](const std::string &p) { writeFile(p, foreign); },
+           dir.path(), [&](const std::string &p) { writeFile(p, foreign); },
            "another key's entry")))
     return rc;
   return kPass;
@@ -731,10 +730,10 @@ DDTC_TEST("compiler-note", compilerNote) {
 /// Run in a fresh process: commits types whose kernels compile in the
 /// background and returns at once, so the process exits mid-compile.
 DDTC_TEST("child-exit-early", childExitEarly) {
-  const char *specs[] = {"a = vector(3, 2, 5, double)\n",
-                         "b = subarray([9, 9, 9], [2, 3, 4], [1, 1, 1], C, float)\n",
-                         "c = hvector(3, 5, 17, char)\n",
-                         "d = vector(4, 1, 3, short)\n"};
+  const char *specs[] = {
+      "a = vector(3, 2, 5, double)\n",
+      "b = subarray([9, 9, 9], [2, 3, 4], [1, 1, 1], C, float)\n",
+      "c = hvector(3, 5, 17, char)\n", "d = vector(4, 1, 3, short)\n"};
   for (const char *spec : specs) {
     ddtc_type t = makeType(spec);
     if (!t || ddtc_type_commit(t) != DDTC_SUCCESS)
@@ -781,11 +780,13 @@ int64_t commitTogether(const std::string &spec, int threads, bool sameHandle,
       ++ready;
       while (ready.load() < threads) {
       }
-      if (ddtc_type_commit(t) != DDTC_SUCCESS || ddtc_type_wait(t) != DDTC_SUCCESS)
+      if (ddtc_type_commit(t) != DDTC_SUCCESS ||
+          ddtc_type_wait(t) != DDTC_SUCCESS)
         ++bad;
       ddtc_kernel_info info;
       if (ddtc_type_kernel_info(t, &info) != DDTC_SUCCESS ||
-          (info.origin != DDTC_KERNEL_COMPILED && info.origin != DDTC_KERNEL_MEMORY))
+          (info.origin != DDTC_KERNEL_COMPILED &&
+           info.origin != DDTC_KERNEL_MEMORY))
         ++bad;
       if (!sameHandle)
         ddtc_type_free(&t);
@@ -820,10 +821,11 @@ DDTC_TEST("threads-compile-once", threadsCompileOnce) {
   CHECK(failures == 0);
   // Eight threads, four shapes: one compile per shape.
   useCacheDir(dir.path() + "/mixed");
-  const char *specs[] = {"a = vector(3, 1, 4, int)\n",
-                         "b = vector(2, 3, 4, contiguous(3, char))\n",
-                         "c = subarray([8, 8, 8], [2, 3, 4], [1, 1, 1], C, float)\n",
-                         "d = hvector(3, 5, 17, char)\n"};
+  const char *specs[] = {
+      "a = vector(3, 1, 4, int)\n",
+      "b = vector(2, 3, 4, contiguous(3, char))\n",
+      "c = subarray([8, 8, 8], [2, 3, 4], [1, 1, 1], C, float)\n",
+      "d = hvector(3, 5, 17, char)\n"};
   ddtc_stats before = statsNow();
   std::vector<std::thread> pool;
   std::atomic<int> bad{0};
@@ -836,7 +838,8 @@ DDTC_TEST("threads-compile-once", threadsCompileOnce) {
     t.join();
   CHECK(bad == 0);
   compiles = statsNow().nvrtc_compiles - before.nvrtc_compiles;
-  CHECK_MSG(compiles <= 4 && compiles >= 1, "%lld compiles", (long long)compiles);
+  CHECK_MSG(compiles <= 4 && compiles >= 1, "%lld compiles",
+            (long long)compiles);
   return kPass;
 }
 
@@ -846,10 +849,9 @@ DDTC_TEST("threads-compile-once", threadsCompileOnce) {
 
 DDTC_TEST("compile-error", compileError) {
   REQUIRE_NVRTC();
-  const std::string broken =
-      "extern \"C\" __global__ void bad_pack(int *p) {\n"
-      "  p[0] = undeclared_name;\n"
-      "}\n";
+  const std::string broken = "extern \"C\" __global__ void bad_pack(int *p) {\n"
+                             "  p[0] = undeclared_name;\n"
+                             "}\n";
   unsetenv("DDTC_DUMP_SOURCE");
   rt::Status s = rt::KernelCache::compileForTesting(broken, "bad", 90);
   std::printf("%s\n", s.message.c_str());
@@ -993,7 +995,8 @@ DDTC_TEST("timings", timings) {
     ddtc_kernel_info info = infoOf(t);
     if (info.origin == DDTC_KERNEL_COMPILED) {
       compileMs.push_back(info.compile_ms);
-      std::printf("cold compile of %-24s %.1f ms\n", info.shape, info.compile_ms);
+      std::printf("cold compile of %-24s %.1f ms\n", info.shape,
+                  info.compile_ms);
     }
     ddtc_type_free(&t);
   }
@@ -1040,7 +1043,8 @@ DDTC_TEST("timings", timings) {
   }
   std::printf("re-commit of a committed type:          %8.3f us\n", recommitUs);
   std::printf("commit of a new type, kernels in memory: %7.2f us "
-              "(planning + lookup)\n", newHandleUs);
+              "(planning + lookup)\n",
+              newHandleUs);
   std::printf("memory cache lookup alone:              %8.3f us\n", lookupUs);
   std::printf("disk cache read + check, new process:   %8.3f ms\n", diskLoad);
   std::printf("whole commit in a new process (disk):   %8.3f ms\n", diskCommit);

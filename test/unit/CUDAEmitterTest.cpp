@@ -1,8 +1,8 @@
 //===- CUDAEmitterTest.cpp - CUDA emitter, launch figures, NVRTC ----------===//
 
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
-#include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
@@ -50,17 +50,33 @@ size_t structMembers(const EmittedKernels &k) {
 TEST(MagicDivisor, MatchesDivision) {
   std::mt19937_64 rng(42);
   const int64_t max = std::numeric_limits<int64_t>::max();
-  std::vector<int64_t> divisors = {1, 2, 3, 5, 7, 8, 10, 16, 24, 1000,
-                                   4096, 65535, 65536, 65537, (int64_t(1) << 31) - 1,
-                                   int64_t(1) << 32, (int64_t(1) << 32) + 1,
-                                   int64_t(1) << 62, (int64_t(1) << 62) + 1,
-                                   max - 1, max};
+  std::vector<int64_t> divisors = {1,
+                                   2,
+                                   3,
+                                   5,
+                                   7,
+                                   8,
+                                   10,
+                                   16,
+                                   24,
+                                   1000,
+                                   4096,
+                                   65535,
+                                   65536,
+                                   65537,
+                                   (int64_t(1) << 31) - 1,
+                                   int64_t(1) << 32,
+                                   (int64_t(1) << 32) + 1,
+                                   int64_t(1) << 62,
+                                   (int64_t(1) << 62) + 1,
+                                   max - 1,
+                                   max};
   for (int i = 0; i < 200; ++i)
     divisors.push_back(1 + static_cast<int64_t>(rng() >> (1 + rng() % 63)));
   for (int64_t d : divisors) {
     MagicDivisor m = makeMagicDivisor(d);
-    std::vector<int64_t> numerators = {0, 1, d - 1, d, max, max - 1, max / d * d,
-                                       max / d * d - 1};
+    std::vector<int64_t> numerators = {
+        0, 1, d - 1, d, max, max - 1, max / d * d, max / d * d - 1};
     if (d < max / 3)
       numerators.insert(numerators.end(), {d + 1, 2 * d - 1, 2 * d, 3 * d - 1});
     for (int i = 0; i < 200; ++i)
@@ -86,8 +102,10 @@ TEST(CUDAEmitter, SameShapeSameSource) {
   EXPECT_NE(ka.text(), kb.text());
 
   // Two 3-d subarrays of doubles.
-  KernelPlan c = plan("subarray([16, 16, 16], [4, 6, 8], [1, 2, 2], C, double)");
-  KernelPlan d = plan("subarray([32, 20, 24], [3, 5, 10], [2, 1, 0], C, double)");
+  KernelPlan c =
+      plan("subarray([16, 16, 16], [4, 6, 8], [1, 2, 2], C, double)");
+  KernelPlan d =
+      plan("subarray([32, 20, 24], [3, 5, 10], [2, 1, 0], C, double)");
   EXPECT_EQ(kernelShapeKey(c), kernelShapeKey(d));
   EXPECT_EQ(emitCUDA(c, "k").source, emitCUDA(d, "k").source);
   EXPECT_NE(emitCUDA(a, "k").source, emitCUDA(c, "k").source);
@@ -114,7 +132,8 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
   for (const char *expr :
        {"vector(10, 2, 4, double)", "hvector(64, 3, 7, char)",
         "indexed([1, 2, 3], [0, 5, 11], int)", "contiguous(0, double)",
-        "struct([1, 1], [0, 20], [vector(3, 1, 2, double), vector(4, 1, 3, int)])"}) {
+        "struct([1, 1], [0, 20], [vector(3, 1, 2, double), vector(4, 1, 3, "
+        "int)])"}) {
     KernelPlan p = plan(expr);
     EmittedKernels k = emitCUDA(p, "ddtc_t");
     SCOPED_TRACE(expr);
@@ -168,8 +187,8 @@ TEST(CUDAEmitter, StridedVariants) {
     LaunchConfig cfg = computeLaunch(p, 2, 0, 2 * p.layout.size, 0);
     const int64_t bytes = c.pack == W ? p.width : 16;
     EXPECT_EQ(stridedLaunchChunkBytes(p), bytes) << c.type;
-    const int64_t chunks = (2 * p.layout.size + bytes - 1) / bytes +
-                           (c.pack == G ? 1 : 0);
+    const int64_t chunks =
+        (2 * p.layout.size + bytes - 1) / bytes + (c.pack == G ? 1 : 0);
     std::vector<ParamMember> members = describeParams(p);
     for (size_t i = 0; i < members.size(); ++i) {
       // Braces: EXPECT_EQ expands to an if/else of its own.
@@ -206,8 +225,8 @@ TEST(ComputeLaunch, StridedRanges) {
   EXPECT_EQ(bad.grid, 0);
   EXPECT_FALSE(computeLaunch(p, 3, 10, 5, 0).error.empty());
   EXPECT_FALSE(computeLaunch(p, -1, 0, 0, 0).error.empty());
-  EXPECT_FALSE(
-      computeLaunch(p, std::numeric_limits<int64_t>::max(), 0, 0, 0).error.empty());
+  EXPECT_FALSE(computeLaunch(p, std::numeric_limits<int64_t>::max(), 0, 0, 0)
+                   .error.empty());
 
   // The same plan's parameter words only change in their values.
   EXPECT_EQ(computeLaunch(p, 1, 5, 37, 0).params.size(), all.params.size());
@@ -226,7 +245,8 @@ TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
   for (size_t at = k.source.find("long long ", pos);
        at != std::string::npos && at < k.source.find("};", pos);
        at = k.source.find("long long ", at + 1), ++i) {
-    std::string name = k.source.substr(at + 10, k.source.find(';', at) - at - 10);
+    std::string name =
+        k.source.substr(at + 10, k.source.find(';', at) - at - 10);
     if (name == "first_item")
       firstAt = i;
     if (name == "num_items")
@@ -249,8 +269,8 @@ TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
       int64_t a = item / nu * size + u.packed, b = a + u.length;
       bool overlaps = a < hi && b > lo;
       bool listed = item >= first && item < first + num;
-      ASSERT_EQ(overlaps, listed) << "item " << item << " range " << lo << ".."
-                                  << hi;
+      ASSERT_EQ(overlaps, listed)
+          << "item " << item << " range " << lo << ".." << hi;
     }
     EXPECT_EQ(cfg.grid == 0, num == 0);
   }
@@ -274,16 +294,16 @@ TEST(NVRTC, CompilesEmittedKernels) {
     EXPECT_NE(ptx.binary.find(".entry ddtc_t_unpack"), std::string::npos);
     EXPECT_EQ(ptx.options.front(), "--gpu-architecture=compute_90");
   }
-  NVRTCResult cubin = nvrtc->compile(
-      emitCUDA(plan("vector(10, 2, 4, double)"), "k").source, "k.cu",
-      NVRTCOutput::Cubin, "sm_90");
+  NVRTCResult cubin =
+      nvrtc->compile(emitCUDA(plan("vector(10, 2, 4, double)"), "k").source,
+                     "k.cu", NVRTCOutput::Cubin, "sm_90");
   ASSERT_TRUE(cubin.ok) << cubin.error;
-  EXPECT_EQ(cubin.binary.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cubin.binary.substr(0, 4), "\x7f"
+                                       "ELF");
   EXPECT_EQ(cubin.options.front(), "--gpu-architecture=sm_90");
 
-  NVRTCResult broken =
-      nvrtc->compile("__global__ void f() { undeclared(); }\n", "broken.cu",
-                     NVRTCOutput::PTX);
+  NVRTCResult broken = nvrtc->compile("__global__ void f() { undeclared(); }\n",
+                                      "broken.cu", NVRTCOutput::PTX);
   EXPECT_FALSE(broken.ok);
   EXPECT_NE(broken.error.find("broken.cu"), std::string::npos);
   EXPECT_NE(broken.log.find("undeclared"), std::string::npos);

@@ -1,4 +1,5 @@
-//===- CanonicalLayoutTest.cpp - Normalization, vector detection, plans ----===//
+//===- CanonicalLayoutTest.cpp - Normalization, vector detection, plans
+//----===//
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
@@ -60,8 +61,8 @@ TEST(Normalize, HaloFaceIsTwoDimensions) {
 }
 
 TEST(Normalize, IrregularIndexedIsOneTable) {
-  CanonicalLayout l = lowerToCanonical(
-      *parse("t = indexed([3, 2, 1], [0, 4, 8], double)"));
+  CanonicalLayout l =
+      lowerToCanonical(*parse("t = indexed([3, 2, 1], [0, 4, 8], double)"));
   ASSERT_EQ(l.segments.size(), 1u);
   EXPECT_TRUE(l.segments[0].dims.empty());
   EXPECT_EQ(l.segments[0].runs,
@@ -91,9 +92,9 @@ TEST(VectorDetection, RepeatedGroupsBecomeTwoDimensions) {
 }
 
 TEST(VectorDetection, StructOfEqualMembersAtOneStride) {
-  CanonicalLayout l = lowerToCanonical(*parse(
-      "v = vector(2, 1, 4, float)\n"
-      "t = struct([1, 1, 1], [0, 64, 128], [v, v, v])"));
+  CanonicalLayout l = lowerToCanonical(
+      *parse("v = vector(2, 1, 4, float)\n"
+             "t = struct([1, 1, 1], [0, 64, 128], [v, v, v])"));
   EXPECT_EQ(l.segments.size(), 3u);
   EXPECT_TRUE(detectVectors(l));
   ASSERT_EQ(l.segments.size(), 1u);

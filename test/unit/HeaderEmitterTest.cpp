@@ -418,8 +418,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
         << error;
     TestType t;
     t.expr = e;
-    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error))
-        << error;
+    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error)) << error;
     t.prefix = "t" + std::to_string(types.size());
     (t.plan.family == KernelFamily::Units ? units : strided)++;
     types.push_back(t);
@@ -554,8 +553,7 @@ TEST_F(GeneratedHeader, ModulesPerContextAndPTXFallback) {
         parseSpec(std::string("t = ") + e + "\n", "t.ddt", spec, error));
     TestType t;
     t.expr = e;
-    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error))
-        << error;
+    ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error)) << error;
     t.prefix = "k" + std::to_string(types.size());
     types.push_back(t);
   }

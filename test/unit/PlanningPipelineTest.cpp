@@ -1,4 +1,5 @@
-//===- PlanningPipelineTest.cpp - The passes plan as planKernel does --------===//
+//===- PlanningPipelineTest.cpp - The passes plan as planKernel does
+//--------===//
 //
 // The runtime plans with ddtc::planKernel, without IR; ddtc and ddt-opt plan
 // with the MLIR passes. Both must give the same plan for any type.
@@ -76,8 +77,8 @@ TEST(PlanningPipeline, MatchesPlanKernel) {
     ASSERT_LT(i, types.size());
     const auto &[name, type] = types[i++];
     ASSERT_EQ(define.getSymName(), name);
-    auto layout = mlir::dyn_cast<ddt::LayoutOp>(
-        define.getBody().front().getTerminator());
+    auto layout =
+        mlir::dyn_cast<ddt::LayoutOp>(define.getBody().front().getTerminator());
     ASSERT_TRUE(layout) << name;
     ddt::PlanStage stage;
     KernelPlan fromPasses = ddt::readPlan(layout, stage);

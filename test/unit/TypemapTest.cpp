@@ -1,4 +1,5 @@
-//===- TypemapTest.cpp - Runs in pack order, reference pack/unpack ---------===//
+//===- TypemapTest.cpp - Runs in pack order, reference pack/unpack
+//---------===//
 
 #include "ddtc/Core/Typemap.h"
 

@@ -1,4 +1,5 @@
-//===- ddtc-bench.cu - ddtc pack/unpack against cudaMemcpy, in one run ------===//
+//===- ddtc-bench.cu - ddtc pack/unpack against cudaMemcpy, in one run
+//------===//
 //
 // For every layout of bench/layouts.py (read as TSV): checks ddtc's packed
 // bytes against the reference (poisoned outputs, device and mapped host
@@ -371,8 +372,8 @@ int main(int argc, char **argv) {
     if (check) {
       std::vector<unsigned char> hostSrc(spanBytes), expected(packed),
           got(packed);
-      CHECK_CUDA(cudaMemcpy(hostSrc.data(), src, spanBytes,
-                            cudaMemcpyDeviceToHost));
+      CHECK_CUDA(
+          cudaMemcpy(hostSrc.data(), src, spanBytes, cudaMemcpyDeviceToHost));
       ddtc::referencePack(tree, l.count, hostSrc.data() + l.offset - lo,
                           expected.data());
       // Device destination, poisoned.
@@ -388,11 +389,11 @@ int main(int argc, char **argv) {
       ok = ok && std::memcmp(hostPacked, expected.data(), packed) == 0;
       // Unpack into a poisoned origin.
       CHECK_CUDA(cudaMemset(back, 0x5A, spanBytes));
-      CHECK_DDTC(ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr,
-                             0));
+      CHECK_DDTC(
+          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, 0));
       std::vector<unsigned char> unpacked(spanBytes), want(spanBytes, 0x5A);
-      CHECK_CUDA(cudaMemcpy(unpacked.data(), back, spanBytes,
-                            cudaMemcpyDeviceToHost));
+      CHECK_CUDA(
+          cudaMemcpy(unpacked.data(), back, spanBytes, cudaMemcpyDeviceToHost));
       ddtc::referenceUnpack(tree, l.count, expected.data(),
                             want.data() + l.offset - lo);
       ok = ok && unpacked == want;
@@ -406,7 +407,9 @@ int main(int argc, char **argv) {
         [&] { ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, 0); },
         reps);
     r.v["unpack_us"] = timeUs(
-        [&] { ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, 0); },
+        [&] {
+          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, 0);
+        },
         reps);
     r.v["memcpy_d2d_us"] = timeUs(
         [&] { cudaMemcpyAsync(back, dst, packed, cudaMemcpyDeviceToDevice); },
@@ -471,8 +474,9 @@ int main(int argc, char **argv) {
     std::printf("%-26s %9.2f %8.1f %8.1f %8.1f %8.3f %8s %8.1f %8.3f%s\n",
                 l.name.c_str(), packed / 1048576.0, r.v["pack_us"],
                 r.v["unpack_us"], mcp, r.v["pack_vs_memcpy"],
-                alt > 0 ? std::to_string(alt / r.v["pack_us"]).substr(0, 6).c_str()
-                        : "-",
+                alt > 0
+                    ? std::to_string(alt / r.v["pack_us"]).substr(0, 6).c_str()
+                    : "-",
                 r.v["pack_to_host_us"], r.v["host_vs_d2h"],
                 r.s["check"] == "passed" ? "" : "  CHECK FAILED");
     std::fflush(stdout);

@@ -1,4 +1,5 @@
-//===- EmulatedKernels.cpp - The generic kernels, run on the CPU -----------===//
+//===- EmulatedKernels.cpp - The generic kernels, run on the CPU
+//-----------===//
 
 #include "EmulatedKernels.h"
 
@@ -11,8 +12,10 @@
 #include <cstring>
 #include <vector>
 
-// The generic kernels, as libddtc's build compiles them with NVRTC.
 #include "ddtc/Target/CUDA/CPUEmulation.h"
+
+// The generic kernels, as libddtc's build compiles them with NVRTC (after
+// the emulation header, which defines what CUDA C++ needs).
 #include "GenericKernelSources.inc"
 
 namespace ddtc::fuzz {
@@ -81,8 +84,8 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
   referencePack(type, count, origin, ref.data());
   int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(total + 1));
   int64_t b = static_cast<int64_t>(rng() % static_cast<uint64_t>(total + 1));
-  const std::pair<int64_t, int64_t> ranges[] = {{0, total},
-                                                {std::min(a, b), std::max(a, b)}};
+  const std::pair<int64_t, int64_t> ranges[] = {
+      {0, total}, {std::min(a, b), std::max(a, b)}};
   for (auto [from, to] : ranges) {
     LaunchConfig cfg =
         computeLaunch(g, count, from, to, static_cast<int64_t>(rng() % 3));

@@ -11,13 +11,28 @@ namespace ddtc::fuzz {
 namespace {
 
 /// Boundary values of 32- and 64-bit counts, displacements and sizes.
-const char *const kNumbers[] = {
-    "0",          "1",          "-1",         "2",
-    "3",          "7",          "8",          "16",
-    "255",        "1024",       "65536",      "2147483647",
-    "2147483648", "-2147483648", "4294967295", "4294967296",
-    "142147483647", "1152921504606846975", "9223372036854775807",
-    "-9223372036854775808", "9223372036854775808", "99999999999999999999"};
+const char *const kNumbers[] = {"0",
+                                "1",
+                                "-1",
+                                "2",
+                                "3",
+                                "7",
+                                "8",
+                                "16",
+                                "255",
+                                "1024",
+                                "65536",
+                                "2147483647",
+                                "2147483648",
+                                "-2147483648",
+                                "4294967295",
+                                "4294967296",
+                                "142147483647",
+                                "1152921504606846975",
+                                "9223372036854775807",
+                                "-9223372036854775808",
+                                "9223372036854775808",
+                                "99999999999999999999"};
 
 /// Where the numbers (an optional '-' and digits) of `s` are.
 std::vector<std::pair<size_t, size_t>> findNumbers(const std::string &s) {
@@ -54,8 +69,8 @@ std::vector<std::pair<size_t, size_t>> findWords(const std::string &s) {
       continue;
     }
     size_t b = i++;
-    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) ||
-                            s[i] == '_'))
+    while (i < s.size() &&
+           (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'))
       ++i;
     out.push_back({b, i - b});
   }
@@ -91,8 +106,9 @@ int64_t Mutator::interestingInt(int64_t near) {
   case 4:
     return int64_t(1) << below(63);
   default:
-    return near > 0 ? static_cast<int64_t>(below(static_cast<uint64_t>(near) + 1))
-                    : 0;
+    return near > 0
+               ? static_cast<int64_t>(below(static_cast<uint64_t>(near) + 1))
+               : 0;
   }
 }
 

@@ -1,4 +1,5 @@
-//===- Sandbox.cpp - Runs one fuzz input in a child process ----------------===//
+//===- Sandbox.cpp - Runs one fuzz input in a child process
+//----------------===//
 
 #include "Sandbox.h"
 
@@ -105,9 +106,9 @@ SandboxResult runSandboxed(const std::function<void()> &body,
     }
     usleep(ms < 20 ? 100 : 2000);
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            t0)
-                  .count();
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   if (errFd >= 0) {
     r.stderrTail = tailOf(errFd, 2000);
     close(errFd);
@@ -128,8 +129,8 @@ SandboxResult runSandboxed(const std::function<void()> &body,
     else if (r.code == 3)
       r.outcome = Outcome::Wrong;
     else
-      r.outcome = mentionsMemory(r.stderrTail) ? Outcome::OutOfMemory
-                                               : Outcome::Exit;
+      r.outcome =
+          mentionsMemory(r.stderrTail) ? Outcome::OutOfMemory : Outcome::Exit;
   }
   return r;
 }

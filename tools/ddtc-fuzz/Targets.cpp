@@ -1,4 +1,5 @@
-//===- Targets.cpp - What the fuzzer runs on one input ---------------------===//
+//===- Targets.cpp - What the fuzzer runs on one input
+//---------------------===//
 
 #include "Targets.h"
 
@@ -128,9 +129,9 @@ int64_t planAndEmit(const Datatype &type, std::mt19937_64 &rng) {
   if (checkPackedBytes(size, count, total, error) && total > 0) {
     int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(total + 1));
     int64_t b = static_cast<int64_t>(rng() % static_cast<uint64_t>(total + 1));
-    LaunchConfig cfg = computeLaunch(plan, count, std::min(a, b),
-                                     std::max(a, b),
-                                     static_cast<int64_t>(rng() % 3));
+    LaunchConfig cfg =
+        computeLaunch(plan, count, std::min(a, b), std::max(a, b),
+                      static_cast<int64_t>(rng() % 3));
     if (!cfg.error.empty())
       wrong("computeLaunch refused a valid range: " + cfg.error);
   }
@@ -251,8 +252,7 @@ bool runCAPI(const std::string &text) {
   ddtc_status pack =
       ddtc_pack(t, buffer, count, lo, hi, buffer + 32, nullptr, maxCtas);
   ddtc_unpack(t, buffer, count, lo, hi, buffer + 32, nullptr, maxCtas);
-  if (commit == DDTC_SUCCESS && !rangeOk &&
-      pack != DDTC_ERROR_INVALID_ARGUMENT)
+  if (commit == DDTC_SUCCESS && !rangeOk && pack != DDTC_ERROR_INVALID_ARGUMENT)
     wrong(std::string("ddtc_pack of a bad range returned ") +
           ddtc_status_name(pack));
   if (commit == DDTC_SUCCESS && rangeOk && maxCtas >= 0 &&
@@ -288,8 +288,7 @@ const char *kindExtension(InputKind kind) {
   return "txt";
 }
 
-std::string capiHeader(int64_t count, int64_t lo, int64_t hi,
-                       int64_t maxCtas) {
+std::string capiHeader(int64_t count, int64_t lo, int64_t hi, int64_t maxCtas) {
   return "# ddtc-fuzz capi " + std::to_string(count) + " " +
          std::to_string(lo) + " " + std::to_string(hi) + " " +
          std::to_string(maxCtas) + "\n";
@@ -303,8 +302,8 @@ bool hasSelfReference(const std::string &text) {
     std::vector<std::string> out;
     for (size_t i = s.find('%'); i != std::string::npos; i = s.find('%', i)) {
       size_t e = i + 1;
-      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) ||
-                              s[e] == '_'))
+      while (e < s.size() &&
+             (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_'))
         ++e;
       out.push_back(s.substr(i, e - i));
       i = e;

@@ -1,4 +1,5 @@
-//===- ddtc-fuzz.cpp - Mutation fuzzer of specs, IR and the C API ----------===//
+//===- ddtc-fuzz.cpp - Mutation fuzzer of specs, IR and the C API
+//----------===//
 //
 // Mutates seed inputs (spec files, ddt IR, C API calls) and runs each
 // mutant in a sandboxed child process; reports every crash, abort, hang,
@@ -19,8 +20,8 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 using namespace ddtc::fuzz;
 namespace fs = std::filesystem;
@@ -155,15 +156,15 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.iterations = static_cast<int64_t>(v);
     } else if (a == "--timeout-ms") {
       if (!number(i, "--timeout-ms", v) || v < 1)
-        return error.empty() ? (error = "--timeout-ms must be at least 1",
-                                false)
-                             : false;
+        return error.empty()
+                   ? (error = "--timeout-ms must be at least 1", false)
+                   : false;
       o.limits.timeoutMs = static_cast<int64_t>(v);
     } else if (a == "--memory-mb") {
       if (!number(i, "--memory-mb", v) || v < 64)
-        return error.empty() ? (error = "--memory-mb must be at least 64",
-                                false)
-                             : false;
+        return error.empty()
+                   ? (error = "--memory-mb must be at least 64", false)
+                   : false;
       o.limits.memoryMb = static_cast<int64_t>(v);
     } else if (a == "--skip-self-references") {
       o.skipSelfReferences = true;
@@ -253,11 +254,11 @@ std::string signatureOf(InputKind kind, const std::string &text,
     tail.pop_back();
   size_t nl = tail.rfind('\n');
   std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
-  std::string sig = std::string(outcomeName(r.outcome)) + ":" + kindName(kind) +
-                    ":" + std::to_string(r.code) + ":" +
-                    (kind == InputKind::IR && hasSelfReference(text)
-                         ? "self-reference:"
-                         : "");
+  std::string sig =
+      std::string(outcomeName(r.outcome)) + ":" + kindName(kind) + ":" +
+      std::to_string(r.code) + ":" +
+      (kind == InputKind::IR && hasSelfReference(text) ? "self-reference:"
+                                                       : "");
   for (char c : last)
     if (!std::isdigit(static_cast<unsigned char>(c)))
       sig += c;
@@ -316,8 +317,9 @@ int replay(const Options &o) {
     bool bad = r.outcome != Outcome::Ok;
     found += bad;
     std::printf("%s: %s %s%s%s\n", path.c_str(), kindName(kind),
-                bad ? describe(r).c_str()
-                    : accepted ? "ok" : "ok (rejected by its parser)",
+                bad        ? describe(r).c_str()
+                : accepted ? "ok"
+                           : "ok (rejected by its parser)",
                 bad ? ": " : "", bad ? lastLine(r.stderrTail).c_str() : "");
   }
   std::printf("%zu input(s) replayed, %d failed\n", o.replay.size(), found);

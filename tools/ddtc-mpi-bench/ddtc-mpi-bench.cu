@@ -1,4 +1,5 @@
-//===- ddtc-mpi-bench.cu - MPI ping-pong of device derived datatypes -------===//
+//===- ddtc-mpi-bench.cu - MPI ping-pong of device derived datatypes
+//-------===//
 //
 // Two ranks. For every layout (vectors, cube faces and a slab, a lower
 // triangle, particle structs, a vector received as contiguous) and message
@@ -104,7 +105,7 @@ std::function<void(const std::string &)> gOnAbort;
   do {                                                                         \
     cudaError_t err_ = (call);                                                 \
     if (err_ != cudaSuccess)                                                   \
-      die("%s failed: %s (%s:%d)", #call, cudaGetErrorString(err_), __FILE__, \
+      die("%s failed: %s (%s:%d)", #call, cudaGetErrorString(err_), __FILE__,  \
           __LINE__);                                                           \
   } while (0)
 
@@ -155,9 +156,8 @@ struct Contention {
     CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
     blocks = std::max(1, (int)std::lround(fraction * prop.multiProcessorCount));
     size_t smem = prop.sharedMemPerBlockOptin - 1024;
-    CHECK_CUDA(cudaFuncSetAttribute(busyKernel,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)smem));
+    CHECK_CUDA(cudaFuncSetAttribute(
+        busyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CHECK_CUDA(cudaHostAlloc(&stop, sizeof(int), cudaHostAllocMapped));
     *stop = 0;
     CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
@@ -339,9 +339,9 @@ Instance subarrayOf(const int64_t sizes[3], const int64_t sub[3],
   int s[3], u[3], t[3];
   for (int i = 0; i < 3; ++i)
     s[i] = (int)sizes[i], u[i] = (int)sub[i], t[i] = (int)start[i];
-  checkMpi(MPI_Type_create_subarray(3, s, u, t, MPI_ORDER_C, MPI_DOUBLE,
-                                    &in.type),
-           "MPI_Type_create_subarray");
+  checkMpi(
+      MPI_Type_create_subarray(3, s, u, t, MPI_ORDER_C, MPI_DOUBLE, &in.type),
+      "MPI_Type_create_subarray");
   commit(in.type);
   auto list = [](const int64_t v[3]) {
     return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
@@ -378,13 +378,14 @@ struct Particle {
 std::vector<LayoutDef> layouts() {
   std::vector<LayoutDef> out;
   for (int64_t block : {16, 256, 4096}) {
-    std::string name = block == 4096 ? "vector-4KiB"
-                                     : "vector-" + std::to_string(block) + "B";
+    std::string name =
+        block == 4096 ? "vector-4KiB" : "vector-" + std::to_string(block) + "B";
     out.push_back(
         {name,
          "MPI_Type_vector of doubles: blocks of " + std::to_string(block) +
              " B, stride 2x the block",
-         (int64_t(1) << 31) / block, [block](int64_t k) { return double(k * block); },
+         (int64_t(1) << 31) / block,
+         [block](int64_t k) { return double(k * block); },
          [block](int64_t k, int, int64_t) { return vectorOf(k, block); }});
   }
   out.push_back(
@@ -421,8 +422,7 @@ std::vector<LayoutDef> layouts() {
       {"cube-slab",
        "an interior slab of an n^3 array of doubles: min(4, n-2) planes of "
        "(n-2)^2 doubles at [1, 1, 1], MPI_Type_create_subarray",
-       46000,
-       [](int64_t r) { return 8.0 * std::min<int64_t>(4, r) * r * r; },
+       46000, [](int64_t r) { return 8.0 * std::min<int64_t>(4, r) * r * r; },
        [](int64_t r, int, int64_t) {
          int64_t n = r + 2, d = std::min<int64_t>(4, r);
          int64_t sizes[3] = {n, n, n}, sub[3] = {d, r, r}, start[3] = {1, 1, 1};
@@ -464,7 +464,8 @@ std::vector<LayoutDef> layouts() {
          Instance in;
          int lens[4] = {3, 3, 1, 1};
          MPI_Aint displs[4] = {offsetof(Particle, pos), offsetof(Particle, vel),
-                               offsetof(Particle, id), offsetof(Particle, flag)};
+                               offsetof(Particle, id),
+                               offsetof(Particle, flag)};
          MPI_Datatype types[4] = {MPI_DOUBLE, MPI_FLOAT, MPI_INT, MPI_CHAR};
          MPI_Datatype one, sized;
          checkMpi(MPI_Type_create_struct(4, lens, displs, types, &one),
@@ -476,9 +477,8 @@ std::vector<LayoutDef> layouts() {
          commit(in.type);
          checkMpi(MPI_Type_free(&one), "MPI_Type_free");
          checkMpi(MPI_Type_free(&sized), "MPI_Type_free");
-         in.spec = "p = struct([3, 3, 1, 1], [" +
-                   std::to_string(displs[0]) + ", " +
-                   std::to_string(displs[1]) + ", " +
+         in.spec = "p = struct([3, 3, 1, 1], [" + std::to_string(displs[0]) +
+                   ", " + std::to_string(displs[1]) + ", " +
                    std::to_string(displs[2]) + ", " +
                    std::to_string(displs[3]) +
                    "], [double, float, int, char])\nt = contiguous(" +
@@ -595,10 +595,9 @@ void setup(Side &s) {
   if (s.in.gather == Gather::TwoD) {
     // Where the runtime refuses the 2-d copy (too many rows, say), the
     // hand-written path packs with ddtc instead.
-    cudaError_t err = cudaMemcpy2DAsync(s.scratch, s.in.width,
-                                        s.dev + s.in.offset, s.in.pitch,
-                                        s.in.width, s.in.height,
-                                        cudaMemcpyDeviceToDevice);
+    cudaError_t err = cudaMemcpy2DAsync(
+        s.scratch, s.in.width, s.dev + s.in.offset, s.in.pitch, s.in.width,
+        s.in.height, cudaMemcpyDeviceToDevice);
     if (err == cudaSuccess)
       err = cudaStreamSynchronize(cudaStreamLegacy);
     if (err != cudaSuccess) {
@@ -667,13 +666,13 @@ void sendWith(Method m, Side &s, int peer) {
       CHECK_CUDA(cudaMemcpy2DAsync(s.scratch, s.in.width, s.dev + s.in.offset,
                                    s.in.pitch, s.in.width, s.in.height,
                                    cudaMemcpyDeviceToDevice));
-      CHECK_CUDA(cudaMemcpy(s.pinned, s.scratch, s.packed,
-                            cudaMemcpyDeviceToHost));
+      CHECK_CUDA(
+          cudaMemcpy(s.pinned, s.scratch, s.packed, cudaMemcpyDeviceToHost));
       break;
     case Gather::Pack:
       CHECK_DDTC(ddtc_pack(s.dt, s.dev, 1, 0, s.packed, s.scratch, nullptr, 0));
-      CHECK_CUDA(cudaMemcpy(s.pinned, s.scratch, s.packed,
-                            cudaMemcpyDeviceToHost));
+      CHECK_CUDA(
+          cudaMemcpy(s.pinned, s.scratch, s.packed, cudaMemcpyDeviceToHost));
       break;
     }
     checkMpi(PMPI_Send(s.pinned, (int)s.packed, MPI_PACKED, peer, kTagData,
@@ -734,15 +733,15 @@ int64_t recvWith(Method m, Side &s, int peer, bool wantCount = false) {
                             cudaMemcpyHostToDevice));
       break;
     case Gather::TwoD:
-      CHECK_CUDA(cudaMemcpy(s.scratch, s.pinned, s.packed,
-                            cudaMemcpyHostToDevice));
+      CHECK_CUDA(
+          cudaMemcpy(s.scratch, s.pinned, s.packed, cudaMemcpyHostToDevice));
       CHECK_CUDA(cudaMemcpy2DAsync(s.dev + s.in.offset, s.in.pitch, s.scratch,
                                    s.in.width, s.in.width, s.in.height,
                                    cudaMemcpyDeviceToDevice));
       break;
     case Gather::Pack:
-      CHECK_CUDA(cudaMemcpy(s.scratch, s.pinned, s.packed,
-                            cudaMemcpyHostToDevice));
+      CHECK_CUDA(
+          cudaMemcpy(s.scratch, s.pinned, s.packed, cudaMemcpyHostToDevice));
       CHECK_DDTC(
           ddtc_unpack(s.dt, s.dev, 1, 0, s.packed, s.scratch, nullptr, 0));
       break;
@@ -891,10 +890,10 @@ void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
     out[m].timed = true;
     out[m].iters = iters[m];
     out[m].us = median(out[m].samples);
-    out[m].minUs = *std::min_element(out[m].samples.begin(),
-                                     out[m].samples.end());
-    out[m].maxUs = *std::max_element(out[m].samples.begin(),
-                                     out[m].samples.end());
+    out[m].minUs =
+        *std::min_element(out[m].samples.begin(), out[m].samples.end());
+    out[m].maxUs =
+        *std::max_element(out[m].samples.begin(), out[m].samples.end());
   }
 }
 
@@ -1101,7 +1100,8 @@ void usage(const std::vector<LayoutDef> &defs) {
       "        mirror, PMPI_Send/PMPI_Recv of the derived type, cudaMemcpy of\n"
       "        the whole true extent back to the device\n"
       "  c     pack on the GPU (cudaMemcpy2D for 2-d strided layouts,\n"
-      "        ddtc_pack otherwise), cudaMemcpy to pinned memory, PMPI_Send of\n"
+      "        ddtc_pack otherwise), cudaMemcpy to pinned memory, PMPI_Send "
+      "of\n"
       "        MPI_PACKED; the receiver reverses it; no overlap\n"
       "Every path is first checked: one message each way into a buffer\n"
       "poisoned with 0xA5, compared byte for byte with MPI_Pack/MPI_Unpack\n"
@@ -1112,13 +1112,15 @@ void usage(const std::vector<LayoutDef> &defs) {
       "  --sizes LIST      packed sizes to aim at, comma-separated, suffixes\n"
       "                    K/KiB, M/MiB allowed (default 8 B and 16 B to\n"
       "                    64 MiB in powers of 4); each layout's parameters\n"
-      "                    are scaled to come closest, the actual packed bytes\n"
+      "                    are scaled to come closest, the actual packed "
+      "bytes\n"
       "                    are reported, repeated sizes measured once\n"
       "  --layouts LIST    layouts to run, comma-separated (default all)\n"
       "  --reps N          timed repetitions per point (default 20)\n"
       "  --max-bytes B     leave out sizes above B packed bytes (default 64M)\n"
       "  --max-span B      largest buffer per rank (default 1G): the x-face\n"
-      "                    array gets fewer x planes beyond it; points needing\n"
+      "                    array gets fewer x planes beyond it; points "
+      "needing\n"
       "                    more are left out\n"
       "  --host-iters N    round trips per repetition of the host-buffer\n"
       "                    cost (default 10000)\n"
@@ -1129,7 +1131,8 @@ void usage(const std::vector<LayoutDef> &defs) {
       "                    the packed bytes as a contiguous device buffer\n"
       "                    through libddtc-mpi (the ceiling between GPUs), c\n"
       "                    the ddtc path kept to host memory (no CUDA IPC)\n"
-      "  --contend F       keep F (0..1) of each GPU's SMs busy with a spinning\n"
+      "  --contend F       keep F (0..1) of each GPU's SMs busy with a "
+      "spinning\n"
       "                    kernel for the whole run (an application sharing\n"
       "                    the GPU with the transfers)\n"
       "  --json FILE       write every number and the environment to FILE\n"
@@ -1345,15 +1348,18 @@ int main(int argc, char **argv) {
     } else if (a == "--refs") {
       std::string v = value("--refs");
       if (v != "host" && v != "device") {
-        std::fprintf(stderr, "ddtc-mpi-bench: --refs takes host or device, "
-                             "not '%s'\n", v.c_str());
+        std::fprintf(stderr,
+                     "ddtc-mpi-bench: --refs takes host or device, "
+                     "not '%s'\n",
+                     v.c_str());
         return 2;
       }
       gDeviceRefs = v == "device";
     } else if (a == "--json") {
       jsonPath = value("--json");
     } else {
-      std::fprintf(stderr, "ddtc-mpi-bench: unknown argument '%s' (see --help)\n",
+      std::fprintf(stderr,
+                   "ddtc-mpi-bench: unknown argument '%s' (see --help)\n",
                    a.c_str());
       return 2;
     }
@@ -1459,11 +1465,12 @@ int main(int argc, char **argv) {
                            .i64("device_count", deviceCount)
                            .str("gpu", prop.name)
                            .str("pci_bus_id", bus)
-                           .str("host", [] {
-                             char h[256] = "";
-                             gethostname(h, sizeof h - 1);
-                             return std::string(h);
-                           }())
+                           .str("host",
+                                [] {
+                                  char h[256] = "";
+                                  gethostname(h, sizeof h - 1);
+                                  return std::string(h);
+                                }())
                            .text();
     std::string other = mine;
     exchangeString(other, 1, 0, rank);
@@ -1475,8 +1482,8 @@ int main(int argc, char **argv) {
     PMPI_Get_library_version(lib, &len);
     PMPI_Get_version(&mpiVer, &mpiSub);
     std::string libs(lib, len);
-    while (!libs.empty() && (libs.back() == '\n' || libs.back() == ' ' ||
-                             libs.back() == '\0'))
+    while (!libs.empty() &&
+           (libs.back() == '\n' || libs.back() == ' ' || libs.back() == '\0'))
       libs.pop_back();
     JObj ddtcEnv, mcaEnv, cudaEnv;
     for (char **e = environ; *e; ++e) {
@@ -1489,7 +1496,8 @@ int main(int argc, char **argv) {
         ddtcEnv.str(k, v);
       else if (k.rfind("CUDA_MPS_", 0) == 0 || k == "CUDA_VISIBLE_DEVICES")
         cudaEnv.str(k, v);
-      else if (k.rfind("OMPI_MCA_", 0) == 0 && k.find("ess_") == std::string::npos &&
+      else if (k.rfind("OMPI_MCA_", 0) == 0 &&
+               k.find("ess_") == std::string::npos &&
                k.find("orte_") == std::string::npos)
         mcaEnv.str(k, v);
     }
@@ -1501,16 +1509,16 @@ int main(int argc, char **argv) {
         .i64("cuda_driver_version", driver)
         .i64("cuda_runtime_version", runtime)
         .str("mpi_library_version", libs)
-        .str("mpi_standard", std::to_string(mpiVer) + "." +
-                                 std::to_string(mpiSub))
+        .str("mpi_standard",
+             std::to_string(mpiVer) + "." + std::to_string(mpiSub))
         .str("ddtc_version", ddtc_version())
         .add("ranks", jarr({mine, other}))
         .boolean("ranks_share_gpu", false)
         .str("mpi_send_from", sendFrom)
         .str("pmpi_send_from", pmpiFrom)
         .boolean("mpi_send_intercepted", interposed)
-        .str("ld_preload", std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD")
-                                                     : "")
+        .str("ld_preload",
+             std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : "")
         .add("ddtc_mpi_env", ddtcEnv.text())
         .add("ompi_mca_env", mcaEnv.text())
         .add("cuda_env", cudaEnv.text())
@@ -1531,10 +1539,8 @@ int main(int argc, char **argv) {
     for (int64_t b : sizes)
       sz.push_back(jint(b));
     for (const LayoutDef &l : defs)
-      ln.push_back(JObj()
-                       .str("name", l.name)
-                       .str("description", l.description)
-                       .text());
+      ln.push_back(
+          JObj().str("name", l.name).str("description", l.description).text());
     rep.options.i64("reps", reps)
         .i64("warmup_round_trips", kWarmup)
         .num("rep_target_us", kRepTargetUs)
@@ -1686,8 +1692,8 @@ int main(int argc, char **argv) {
         if (pos != s.packed)
           die("MPI_Pack wrote %d bytes, expected %lld", pos,
               (long long)s.packed);
-        checkMpi(PMPI_Send(packedRef.get(), (int)s.packed, MPI_BYTE, 1,
-                           kTagRef, MPI_COMM_WORLD),
+        checkMpi(PMPI_Send(packedRef.get(), (int)s.packed, MPI_BYTE, 1, kTagRef,
+                           MPI_COMM_WORLD),
                  "MPI_Send");
       } else {
         checkMpi(PMPI_Recv(packedRef.get(), (int)s.packed, MPI_BYTE, 0, kTagRef,
@@ -1748,9 +1754,8 @@ int main(int argc, char **argv) {
           back.wrongOutside = c.wrongOutside;
           back.first = c.first;
         }
-        int64_t fw[5] = {forward.wrongType, forward.wrongOutside,
-                         forward.first, forward.statusBytes,
-                         forward.expectBytes};
+        int64_t fw[5] = {forward.wrongType, forward.wrongOutside, forward.first,
+                         forward.statusBytes, forward.expectBytes};
         if (rank == 1) {
           checkMpi(PMPI_Send(fw, 5, MPI_INT64_T, 0, kTagCheck, MPI_COMM_WORLD),
                    "MPI_Send");
@@ -1823,24 +1828,21 @@ int main(int argc, char **argv) {
           if (pred >= 0)
             p.predictedUs = pred;
         }
-        std::printf("%-18s %10lld %s %s %s %s %s %s %s %s  %s%s\n",
-                    l.name.c_str(), (long long)p.packed,
-                    cell(d, "%*.2f", 9).c_str(),
-                    cell(ratio((double)p.packed, d) / 1e3, "%*.3f", 8).c_str(),
-                    cell(p.t[A].us, "%*.2f", 9).c_str(),
-                    cell(ratio(p.t[A].us, d), "%*.3f", 7).c_str(),
-                    cell(p.t[B].us, "%*.2f", 10).c_str(),
-                    cell(p.t[C].us, "%*.2f", 9).c_str(),
-                    cell(ratio(p.t[B].us, d), "%*.2f", 7).c_str(),
-                    cell(ratio(p.t[C].us, d), "%*.2f", 7).c_str(),
-                    p.check.c_str(),
-                    std::isfinite(p.predictedUs)
-                        ? ("  model " + cell(p.predictedUs, "%*.1f", 0) +
-                           " us (" +
-                           cell(100 * (p.predictedUs - d) / d, "%+*.0f", 0) +
-                           "%)")
-                              .c_str()
-                        : "");
+        std::printf(
+            "%-18s %10lld %s %s %s %s %s %s %s %s  %s%s\n", l.name.c_str(),
+            (long long)p.packed, cell(d, "%*.2f", 9).c_str(),
+            cell(ratio((double)p.packed, d) / 1e3, "%*.3f", 8).c_str(),
+            cell(p.t[A].us, "%*.2f", 9).c_str(),
+            cell(ratio(p.t[A].us, d), "%*.3f", 7).c_str(),
+            cell(p.t[B].us, "%*.2f", 10).c_str(),
+            cell(p.t[C].us, "%*.2f", 9).c_str(),
+            cell(ratio(p.t[B].us, d), "%*.2f", 7).c_str(),
+            cell(ratio(p.t[C].us, d), "%*.2f", 7).c_str(), p.check.c_str(),
+            std::isfinite(p.predictedUs)
+                ? ("  model " + cell(p.predictedUs, "%*.1f", 0) + " us (" +
+                   cell(100 * (p.predictedUs - d) / d, "%+*.0f", 0) + "%)")
+                      .c_str()
+                : "");
         std::fflush(stdout);
         rep.points.push_back(std::move(p));
         rep.write(false);

@@ -1,4 +1,5 @@
-//===- ddtc-mpi-calibrate.cu - Measures the figures of libddtc-mpi's model --===//
+//===- ddtc-mpi-calibrate.cu - Measures the figures of libddtc-mpi's model
+//--===//
 //
 // Two ranks of one host, libddtc-mpi preloaded. Measures, with ping-pongs of
 // device buffers through the layer (one-way = half the round trip, median
@@ -41,8 +42,8 @@ int rank = 0;
   do {                                                                         \
     cudaError_t e_ = (x);                                                      \
     if (e_ != cudaSuccess) {                                                   \
-      std::fprintf(stderr, "ddtc-mpi-calibrate [rank %d]: %s: %s\n", rank,     \
-                   #x, cudaGetErrorString(e_));                                \
+      std::fprintf(stderr, "ddtc-mpi-calibrate [rank %d]: %s: %s\n", rank, #x, \
+                   cudaGetErrorString(e_));                                    \
       MPI_Abort(MPI_COMM_WORLD, 1);                                            \
     }                                                                          \
   } while (0)
@@ -153,8 +154,10 @@ int main(int argc, char **argv) {
     } else if (a == "--json" && i + 1 < argc) {
       jsonPath = argv[++i];
     } else {
-      std::fprintf(stderr, "ddtc-mpi-calibrate: unknown or incomplete option "
-                           "'%s' (see --help)\n", a.c_str());
+      std::fprintf(stderr,
+                   "ddtc-mpi-calibrate: unknown or incomplete option "
+                   "'%s' (see --help)\n",
+                   a.c_str());
       return 2;
     }
   }
@@ -167,8 +170,8 @@ int main(int argc, char **argv) {
   auto modelPath = symbol<int (*)(char *, int)>("ddtc_mpi_model_path");
   auto ipcReceives = symbol<long long (*)()>("ddtc_mpi_ipc_receives");
   auto active = symbol<int (*)()>("ddtc_mpi_active");
-  if (size != 2 || !setProtocol || !setFragment || !modelPath ||
-      !ipcReceives || !active || !active()) {
+  if (size != 2 || !setProtocol || !setFragment || !modelPath || !ipcReceives ||
+      !active || !active()) {
     if (rank == 0)
       std::fprintf(stderr, "ddtc-mpi-calibrate: run 2 ranks with libddtc-mpi "
                            "preloaded and active (see --help)\n");
@@ -263,9 +266,8 @@ int main(int argc, char **argv) {
   // Host bytes through the MPI library.
   std::vector<char> host(4 * kMiB);
   double hostSmall = pingPong(host.data(), 8, MPI_BYTE, reps, 200, true);
-  double hostLarge =
-      pingPong(host.data(), static_cast<int>(host.size()), MPI_BYTE, reps, 20,
-               true);
+  double hostLarge = pingPong(host.data(), static_cast<int>(host.size()),
+                              MPI_BYTE, reps, 20, true);
 
   // Fit T - 2 f / local = start + n * alpha + M / link over the IPC points.
   std::vector<double> xn, xm, y;
@@ -288,7 +290,8 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (rank == 0) {
     std::printf("local pack (MPI_Pack, 64 MiB, device to device): %.1f us = "
-                "%.0f GB/s\n", packUs, localGBps);
+                "%.0f GB/s\n",
+                packUs, localGBps);
     std::printf("host MPI: 8 B %.2f us one-way, 4 MiB %.1f us (%.1f GB/s)\n",
                 hostSmall, hostLarge, 4.0 * kMiB / hostLarge / 1e3);
     std::printf("small messages: 64 B through CUDA IPC %.2f us, eager %.2f "
@@ -342,20 +345,22 @@ int main(int argc, char **argv) {
     }
     if (!jsonPath.empty()) {
       std::ofstream j(jsonPath);
-      j << "{\n  \"gpu\": \"" << prop.name << "\",\n  \"driver\": "
-        << driverVersion << ",\n  \"host\": \"" << hostName
-        << "\",\n  \"reps\": " << reps << ",\n  \"points\": [\n";
+      j << "{\n  \"gpu\": \"" << prop.name
+        << "\",\n  \"driver\": " << driverVersion << ",\n  \"host\": \""
+        << hostName << "\",\n  \"reps\": " << reps << ",\n  \"points\": [\n";
       for (size_t i = 0; i < points.size(); ++i)
-        j << "    {\"what\": \"" << points[i].what << "\", \"bytes\": "
-          << points[i].bytes << ", \"fragment\": " << points[i].fragment
+        j << "    {\"what\": \"" << points[i].what
+          << "\", \"bytes\": " << points[i].bytes
+          << ", \"fragment\": " << points[i].fragment
           << ", \"one_way_us\": " << points[i].us << "}"
           << (i + 1 < points.size() ? "," : "") << "\n";
       j << "  ],\n  \"local_pack_us_64mib\": " << packUs
         << ",\n  \"host_mpi_small_us\": " << hostSmall
         << ",\n  \"host_mpi_4mib_us\": " << hostLarge
         << ",\n  \"fit_ok\": " << (ok ? "true" : "false")
-        << ",\n  \"ipc_start_us\": " << start << ",\n  \"ipc_alpha_us\": "
-        << alpha << ",\n  \"ipc_link_gbps\": " << linkGBps
+        << ",\n  \"ipc_start_us\": " << start
+        << ",\n  \"ipc_alpha_us\": " << alpha
+        << ",\n  \"ipc_link_gbps\": " << linkGBps
         << ",\n  \"ipc_local_gbps\": " << localGBps
         << ",\n  \"eager_start_us\": " << eagerSmall
         << ",\n  \"eager_gbps\": " << eagerGBps << "\n}\n";

@@ -1,4 +1,5 @@
-//===- ddtc.cpp - The ddtc compiler driver ----------------------------------===//
+//===- ddtc.cpp - The ddtc compiler driver
+//----------------------------------===//
 //
 // ddtc FILE [-t NAME] [--count N] --emit=KIND [-o OUT] [--prefix NAME]
 //      [--arch sm_XX]
@@ -23,8 +24,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -46,15 +47,18 @@ enum class EmitKind { Typemap, MLIR, CUDA, PTX, Cubin, Header, Explain };
 
 cl::OptionCategory category("ddtc options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .ddt or .mlir>"),
-                               cl::Required, cl::cat(category));
-cl::opt<std::string> typeName(
-    "t", cl::desc("The datatype to emit (default: the last one defined; "
-                  "--emit=mlir and --emit=header emit all)"),
-    cl::value_desc("NAME"), cl::cat(category));
-cl::opt<int64_t> instanceCount("count",
-                       cl::desc("Number of consecutive instances (default 1)"),
-                       cl::init(1), cl::value_desc("N"), cl::cat(category));
+cl::opt<std::string> inputFile(cl::Positional,
+                               cl::desc("<input .ddt or .mlir>"), cl::Required,
+                               cl::cat(category));
+cl::opt<std::string>
+    typeName("t",
+             cl::desc("The datatype to emit (default: the last one defined; "
+                      "--emit=mlir and --emit=header emit all)"),
+             cl::value_desc("NAME"), cl::cat(category));
+cl::opt<int64_t>
+    instanceCount("count",
+                  cl::desc("Number of consecutive instances (default 1)"),
+                  cl::init(1), cl::value_desc("N"), cl::cat(category));
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to emit"), cl::Required,
     cl::values(clEnumValN(EmitKind::Typemap, "typemap",
@@ -78,11 +82,11 @@ cl::opt<EmitKind> emitKind(
                           "--count instances")),
     cl::cat(category));
 // Its values, the stops of the planning pipeline, are added in main.
-cl::opt<ddt::PlanningStop> stopAfter(
-    "stop-after",
-    cl::desc("With --emit=mlir: the last pass to run before printing "
-             "(default: none, the constructor ops)"),
-    cl::init(ddt::PlanningStop::Constructors), cl::cat(category));
+cl::opt<ddt::PlanningStop>
+    stopAfter("stop-after",
+              cl::desc("With --emit=mlir: the last pass to run before printing "
+                       "(default: none, the constructor ops)"),
+              cl::init(ddt::PlanningStop::Constructors), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(category));
@@ -277,8 +281,8 @@ bool emitHeaderFile(const std::vector<NamedType> &types, raw_ostream &os) {
   }
   HeaderOptions options;
   // The guard names the output file, else the input file.
-  StringRef file = outputFile == "-" ? StringRef(inputFile)
-                                     : StringRef(outputFile);
+  StringRef file =
+      outputFile == "-" ? StringRef(inputFile) : StringRef(outputFile);
   options.guard = "DDTC_GENERATED_" + macroName(sys::path::stem(file)) + "_H";
   options.version = DDTC_VERSION;
   options.sourceName = sys::path::filename(inputFile).str();
@@ -331,8 +335,8 @@ int main(int argc, char **argv) {
     // The line tests look for to know whether ptx and cubin work here.
     std::string error;
     if (const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error))
-      os << "NVRTC " << nvrtc->versionString() << " ("
-         << nvrtc->libraryPath() << ")\n";
+      os << "NVRTC " << nvrtc->versionString() << " (" << nvrtc->libraryPath()
+         << ")\n";
     else
       os << "NVRTC not available (see DDTC_NVRTC_PATH in --help): "
             "--emit=ptx and --emit=cubin will fail\n";
@@ -364,8 +368,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!typeName.empty()) {
-    auto it = std::find_if(types.begin(), types.end(),
-                           [](const NamedType &t) { return t.name == typeName; });
+    auto it = std::find_if(types.begin(), types.end(), [](const NamedType &t) {
+      return t.name == typeName;
+    });
     if (it == types.end()) {
       errs() << "ddtc: error: '" << inputFile << "' defines no datatype named '"
              << typeName << "'; it defines:";

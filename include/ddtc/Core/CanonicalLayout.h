@@ -1,4 +1,5 @@
-//===- CanonicalLayout.h - Normalized layouts of datatypes --------*- C++ -*-===//
+//===- CanonicalLayout.h - Normalized layouts of datatypes --------*- C++
+//-*-===//
 //
 // The level below the constructor tree: a type as strided nests of run
 // tables with explicit byte offsets, whatever constructors built it. Two MPI

@@ -54,7 +54,7 @@ std::optional<Kind> lookupKind(std::string_view name);
 enum class Order : uint8_t { C, Fortran };
 enum class Distribution : uint8_t { Block, Cyclic, None };
 const char *getDistributionName(Distribution d); ///< "block", "cyclic", "none"
-const char *getOrderName(Order o); ///< "C", "Fortran"
+const char *getOrderName(Order o);               ///< "C", "Fortran"
 
 /// The darg meaning "use the default" (MPI_DISTRIBUTE_DFLT_DARG).
 constexpr int64_t kDefaultDarg = -1;

@@ -1,4 +1,5 @@
-//===- CUDAEmitter.cpp - CUDA C++ pack/unpack kernels from a plan ----------===//
+//===- CUDAEmitter.cpp - CUDA C++ pack/unpack kernels from a plan
+//----------===//
 //
 // The parameter struct is described once (forEachParam) and used twice: the
 // emitter prints its member names, computeLaunch fills in their values, so
@@ -38,8 +39,8 @@ MagicDivisor makeMagicDivisor(int64_t divisor) {
   while (l < 63 && (uint64_t(1) << l) < static_cast<uint64_t>(divisor))
     ++l;
   unsigned __int128 num = static_cast<unsigned __int128>(1) << (63 + l);
-  unsigned __int128 m =
-      (num + static_cast<uint64_t>(divisor) - 1) / static_cast<uint64_t>(divisor);
+  unsigned __int128 m = (num + static_cast<uint64_t>(divisor) - 1) /
+                        static_cast<uint64_t>(divisor);
   d.mul = static_cast<int64_t>(static_cast<uint64_t>(m));
   d.shift = l - 1;
   return d;
@@ -48,8 +49,9 @@ MagicDivisor makeMagicDivisor(int64_t divisor) {
 int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d) {
   if (d.mul == 0)
     return n;
-  unsigned __int128 p = static_cast<unsigned __int128>(static_cast<uint64_t>(n)) *
-                        static_cast<uint64_t>(d.mul);
+  unsigned __int128 p =
+      static_cast<unsigned __int128>(static_cast<uint64_t>(n)) *
+      static_cast<uint64_t>(d.mul);
   return static_cast<int64_t>(static_cast<uint64_t>(p >> 64) >> d.shift);
 }
 
@@ -385,8 +387,8 @@ void Emitter::emitLocate() {
       if (d == nd - 1)
         os_ << ind << "  span = (" << n << " - (pt - t * " << n << ")) * "
             << len << " - b;\n";
-      os_ << ind << "  off += (pt - t * " << n << ") * p." << dimName(s, "st", d)
-          << ";\n"
+      os_ << ind << "  off += (pt - t * " << n << ") * p."
+          << dimName(s, "st", d) << ";\n"
           << ind << "  pt = t;\n"
           << ind << "}\n";
     }
@@ -426,7 +428,9 @@ void Emitter::emitWideKernel(bool pack) {
     os_ << "  // The launch counts 16-byte chunks; this kernel takes " << W
         << "-byte ones.\n"
         << "  const long long first =\n"
-           "      p.lo / " << W << " + (long long)blockIdx.x * blockDim.x + "
+           "      p.lo / "
+        << W
+        << " + (long long)blockIdx.x * blockDim.x + "
            "threadIdx.x;\n"
         << "  const long long chunk_end = p.hi / " << W << " + (p.hi % " << W
         << " != 0);\n";
@@ -559,7 +563,8 @@ void Emitter::emitStridedKernel(bool pack) {
         << "          ddtc_gather(r, f, origin + o, (unsigned)n);\n"
         << "        }\n";
   else
-    os_ << "        if (n == 16 && ((unsigned long long)(origin + o) & 15) == 0) "
+    os_ << "        if (n == 16 && ((unsigned long long)(origin + o) & 15) == "
+           "0) "
            "{\n"
         << "          *(ulonglong2 *)(origin + o) = r;\n"
         << "        } else {\n"
@@ -600,7 +605,8 @@ void Emitter::emitUnitsKernel(bool pack) {
       << "    const long long inst = ddtc_div(item, p.num_units_mul, "
          "p.num_units_shift);\n"
       << "    const long long *u = units + 4 * (item - inst * p.num_units);\n"
-      << "    // The unit is packed bytes [at, at + u[2]); packed byte k is at\n"
+      << "    // The unit is packed bytes [at, at + u[2]); packed byte k is "
+         "at\n"
       << "    // origin offset k + delta.\n"
       << "    const long long at = inst * p.size + u[0];\n"
       << "    const long long delta = inst * p.extent + u[1] - at;\n"
@@ -619,7 +625,8 @@ void Emitter::emitUnitsKernel(bool pack) {
          "store\n"
       << "    // only their bytes.\n"
       << "    const long long dm = (long long)((unsigned long long)da & 15);\n"
-      << "    for (long long cq = ((a + dm) & ~15ll) - dm + 16 * lane; cq < b;\n"
+      << "    for (long long cq = ((a + dm) & ~15ll) - dm + 16 * lane; cq < "
+         "b;\n"
       << "         cq += 16 * 32) {\n"
       << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
          "b);\n"
@@ -657,8 +664,7 @@ EmittedKernels Emitter::run() {
       banner << "//";
   }
   banner << "\n// plan: " << getKernelFamilyName(plan_.family)
-         << " family, width "
-         << plan_.width << ", " << plan_.threadsPerBlock
+         << " family, width " << plan_.width << ", " << plan_.threadsPerBlock
          << " threads per block";
   if (out.takesUnits)
     banner << ", " << plan_.units.size() << " work unit(s) of at most "
@@ -741,14 +747,17 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   const bool wideUnpack = stridedVariant(plan, false) == StridedVariant::Wide;
   key = "strided.w" + std::to_string(plan.width) +
         (plan.needsBytePath ? ".bytes" : "") +
-        (widePack ? ".wide" : wideUnpack ? ".gather-wide" : ".gather") +
+        (widePack     ? ".wide"
+         : wideUnpack ? ".gather-wide"
+                      : ".gather") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
   for (size_t s = 0; s < plan.layout.segments.size(); ++s)
     key += (s ? "-" : "") + std::to_string(plan.layout.segments[s].dims.size());
   return key;
 }
 
-EmittedKernels emitCUDA(const KernelPlan &plan, const std::string &symbolPrefix) {
+EmittedKernels emitCUDA(const KernelPlan &plan,
+                        const std::string &symbolPrefix) {
   // What the planning passes guarantee (balanceWorkUnits, alignAccesses).
   assert((plan.width == 1 || plan.width == 2 || plan.width == 4 ||
           plan.width == 8 || plan.width == 16) &&
@@ -764,11 +773,11 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
   // Filled twice, with two different sets of call values: the members that
   // differ are the per-call ones.
   std::vector<ParamMember> members;
-  forEachParam(plan, CallValues(),
-               [&](const std::string &name, int64_t value,
-                   const char *comment) {
-                 members.push_back({name, comment, value, false});
-               });
+  forEachParam(
+      plan, CallValues(),
+      [&](const std::string &name, int64_t value, const char *comment) {
+        members.push_back({name, comment, value, false});
+      });
   CallValues other;
   other.lo = 1;
   other.hi = 2;
@@ -820,8 +829,8 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
       const int64_t nu = static_cast<int64_t>(units.size());
       int64_t items = 0;
       if (nu == 0 || __builtin_mul_overflow(count, nu, &items)) {
-        cfg.error = nu == 0 ? "the plan has no work units"
-                            : "too many work items";
+        cfg.error =
+            nu == 0 ? "the plan has no work units" : "too many work items";
       } else {
         auto start = [&](int64_t i) {
           return (i / nu) * size + units[i % nu].packed;

@@ -1,4 +1,5 @@
-//===- Explain.cpp - How the kernels of a type were planned -----------------===//
+//===- Explain.cpp - How the kernels of a type were planned
+//-----------------===//
 
 #include "ddtc/Target/CUDA/Explain.h"
 
@@ -110,8 +111,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
      << " (layouts of one shape share one compiled kernel)\n";
   const int64_t packed = packedSize(type, count);
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
-  os << "launch for " << count << " instance(s), whole range: grid "
-     << cfg.grid << " x " << cfg.block << " threads\n";
+  os << "launch for " << count << " instance(s), whole range: grid " << cfg.grid
+     << " x " << cfg.block << " threads\n";
   // Counting sectors lists every run: only for types with a bounded number.
   int64_t runs = 0;
   if (__builtin_mul_overflow(countRuns(plan.layout), count, &runs) ||
@@ -126,8 +127,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
      << "sectors, buffers 32-byte aligned):\n"
      << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
      << " sectors), writes " << bytes(packed) << "\n"
-     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
-     << packedSectors << " sectors), writes " << bytes(packed) << "\n";
+     << "  unpack: reads " << bytes(packedSectors * 32) << " (" << packedSectors
+     << " sectors), writes " << bytes(packed) << "\n";
   if (sectors > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f%%",

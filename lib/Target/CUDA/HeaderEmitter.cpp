@@ -435,9 +435,8 @@ bool emitHeader(const std::vector<HeaderType> &types,
     os << " *   " << commentText(t.name) << " = " << commentText(t.description)
        << "\n"
        << " *     size " << pl.layout.size << ", extent " << pl.layout.extent
-       << ", lb " << pl.layout.lb << "; "
-       << getKernelFamilyName(pl.family) << " family, width " << pl.width
-       << ", shape " << kernelShapeKey(pl)
+       << ", lb " << pl.layout.lb << "; " << getKernelFamilyName(pl.family)
+       << " family, width " << pl.width << ", shape " << kernelShapeKey(pl)
        << "\n"
        << " *     " << t.prefix << "_pack, " << t.prefix << "_unpack\n";
   }

@@ -70,8 +70,7 @@ DDTC_API const char *ddtc_last_error(void);
 
 /* For libraries layered on ddtc (libddtc-mpi-import): makes `message` what
    ddtc_last_error returns on this thread, and returns `status`. */
-DDTC_API ddtc_status ddtc_report_error(ddtc_status status,
-                                       const char *message);
+DDTC_API ddtc_status ddtc_report_error(ddtc_status status, const char *message);
 
 /* The library's version, e.g. "0.1.0". */
 DDTC_API const char *ddtc_version(void);
@@ -207,18 +206,18 @@ DDTC_API ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
 
 /* Process-wide counters since the library was loaded. */
 typedef struct ddtc_stats {
-  int64_t nvrtc_compiles;     /* kernels compiled by NVRTC */
-  int64_t compile_failures;   /* compiles NVRTC rejected */
-  int64_t memory_hits;        /* commits served by the in-memory cache */
-  int64_t disk_hits;          /* kernels read from the disk cache */
-  int64_t disk_writes;        /* kernels written to the disk cache */
-  int64_t disk_rejected;      /* entries refused: corrupt, truncated, foreign */
-  int64_t builtin_hits;       /* specialized kernels found precompiled */
-  int64_t generic_launches;   /* launches of a generic kernel */
+  int64_t nvrtc_compiles;   /* kernels compiled by NVRTC */
+  int64_t compile_failures; /* compiles NVRTC rejected */
+  int64_t memory_hits;      /* commits served by the in-memory cache */
+  int64_t disk_hits;        /* kernels read from the disk cache */
+  int64_t disk_writes;      /* kernels written to the disk cache */
+  int64_t disk_rejected;    /* entries refused: corrupt, truncated, foreign */
+  int64_t builtin_hits;     /* specialized kernels found precompiled */
+  int64_t generic_launches; /* launches of a generic kernel */
   int64_t specialized_launches; /* launches of a specialized kernel */
-  int64_t module_loads;       /* cuModuleLoadData calls */
-  int64_t table_uploads;      /* work-unit tables copied to a GPU */
-  double compile_ms_total;    /* time NVRTC took, all compiles */
+  int64_t module_loads;         /* cuModuleLoadData calls */
+  int64_t table_uploads;        /* work-unit tables copied to a GPU */
+  double compile_ms_total;      /* time NVRTC took, all compiles */
 } ddtc_stats;
 
 DDTC_API ddtc_status ddtc_get_stats(ddtc_stats *stats);

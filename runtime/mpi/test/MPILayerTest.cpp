@@ -1,4 +1,5 @@
-//===- MPILayerTest.cpp - libddtc-mpi against plain MPI on host buffers ------===//
+//===- MPILayerTest.cpp - libddtc-mpi against plain MPI on host buffers
+//------===//
 //
 // Run under mpirun with libddtc-mpi preloaded. Every case moves a message
 // between device buffers through the MPI_* calls (the layer), then moves the
@@ -74,14 +75,14 @@ bool bindContext() {
 int rank = 0, worldSize = 1;
 std::atomic<int> passed{0}, failed{0};
 std::mutex printMutex;
-int only = -1; ///< --only N: run case N alone
+int only = -1;         ///< --only N: run case N alone
 std::string expectIpc; ///< --expect-ipc
 int threads_ = 1;
 /// The layer's count of device operations: a device case must raise it
 /// (with a fake driver, "device" memory is host memory that plain MPI could
 /// also move, so only this shows the layer took the buffer).
 long long (*deviceOps)() = nullptr;
-int from = 0;  ///< --from N: start at case N
+int from = 0; ///< --from N: start at case N
 
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fail(const char *fmt, ...) {
@@ -216,10 +217,10 @@ enum Mode {
   Waitsome,
   NumModes
 };
-const char *modeNames[] = {"blocking", "nonblocking", "waitall-mixed",
-                           "test-loop", "persistent", "probe", "mprobe",
-                           "improbe", "sendrecv", "ssend", "bsend", "rsend",
-                           "waitsome"};
+const char *modeNames[] = {
+    "blocking", "nonblocking", "waitall-mixed", "test-loop", "persistent",
+    "probe",    "mprobe",      "improbe",       "sendrecv",  "ssend",
+    "bsend",    "rsend",       "waitsome"};
 
 /// The receive of one case on the layer's path; returns its status.
 MPI_Status layerRecv(Mode mode, void *buf, int count, MPI_Datatype t, int src,
@@ -244,8 +245,7 @@ MPI_Status layerRecv(Mode mode, void *buf, int count, MPI_Datatype t, int src,
     MPI_Status s2[2];
     MPI_Waitall(2, r, s2);
     st = s2[1];
-    check(hostByte == 4242, "host int beside a device message", hostByte,
-          4242);
+    check(hostByte == 4242, "host int beside a device message", hostByte, 4242);
     break;
   }
   case TestLoop: {
@@ -307,8 +307,8 @@ MPI_Status layerRecv(Mode mode, void *buf, int count, MPI_Datatype t, int src,
   }
   case Sendrecv: {
     int ack = 1;
-    MPI_Sendrecv(&ack, 1, MPI_INT, src, tag + 1, buf, count, t, src, tag,
-                 comm, &st);
+    MPI_Sendrecv(&ack, 1, MPI_INT, src, tag + 1, buf, count, t, src, tag, comm,
+                 &st);
     break;
   }
   default:
@@ -317,8 +317,8 @@ MPI_Status layerRecv(Mode mode, void *buf, int count, MPI_Datatype t, int src,
   return st;
 }
 
-void layerSend(Mode mode, const void *buf, int count, MPI_Datatype t,
-               int dest, int tag, MPI_Comm comm) {
+void layerSend(Mode mode, const void *buf, int count, MPI_Datatype t, int dest,
+               int tag, MPI_Comm comm) {
   switch (mode) {
   case Nonblocking:
   case TestLoop:
@@ -413,8 +413,8 @@ void pickPair(std::mt19937_64 &rng, int i, TypeRef &send, int64_t &scount,
   o.maxSpan = int64_t(1) << 18;
   o.maxPackedSize = int64_t(1) << 17;
   o.maxPieces = 20000;
-  o.avoidEmptyDarrayOldType = o.avoidEmptyStructMember =
-      o.avoidStrideMinusOne = true;
+  o.avoidEmptyDarrayOldType = o.avoidEmptyStructMember = o.avoidStrideMinusOne =
+      true;
   RandomDatatypeCase c = generateRandomDatatype(rng, o);
   std::string error;
   switch (i % 3) {
@@ -435,8 +435,7 @@ void pickPair(std::mt19937_64 &rng, int i, TypeRef &send, int64_t &scount,
 }
 
 /// One p2p case between ranks a (sender) and b (receiver).
-void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm,
-             bool threaded) {
+void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm, bool threaded) {
   TypeRef st, rt;
   int64_t sc, rc;
   casePair(seed, i, st, sc, rt, rc);
@@ -473,11 +472,11 @@ void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm,
       int size = 0, pos = 0;
       PMPI_Pack_size(static_cast<int>(sc), smt.h, comm, &size);
       std::vector<char> p(static_cast<size_t>(size));
-      PMPI_Pack(b.hOrigin(), static_cast<int>(sc), smt.h, p.data(), size,
-                &pos, comm);
+      PMPI_Pack(b.hOrigin(), static_cast<int>(sc), smt.h, p.data(), size, &pos,
+                comm);
       if (std::getenv("DDTC_TEST_PLAIN_BSEND")) {
-        std::vector<char> attach(static_cast<size_t>(pos) +
-                                 MPI_BSEND_OVERHEAD + 64);
+        std::vector<char> attach(static_cast<size_t>(pos) + MPI_BSEND_OVERHEAD +
+                                 64);
         PMPI_Buffer_attach(attach.data(), static_cast<int>(attach.size()));
         PMPI_Bsend(p.data(), pos, MPI_PACKED, 1, tag, comm);
         void *q;
@@ -503,8 +502,8 @@ void p2pCase(uint64_t seed, int i, int tagBase, MPI_Comm comm,
   } else if (me == 1) {
     Buffer b(*rt, rc, 0, true, recvHost);
     long long ops = deviceOps();
-    MPI_Status ls = layerRecv(mode, b.dOrigin(), static_cast<int>(rc), rmt.h,
-                              0, tag, comm);
+    MPI_Status ls =
+        layerRecv(mode, b.dOrigin(), static_cast<int>(rc), rmt.h, 0, tag, comm);
     if (!recvHost && !threaded && rc > 0 && packedSize(*rt, rc) > 0)
       check(deviceOps() > ops, "the layer moved the device receive buffer");
     MPI_Status hs;
@@ -552,8 +551,8 @@ void suiteWildcard(uint64_t seed, int rounds) {
   if (worldSize < 2)
     return;
   std::string error;
-  TypeRef t = Datatype::vector(
-      64, 3, 5, Datatype::primitive(Primitive::Double), error);
+  TypeRef t =
+      Datatype::vector(64, 3, 5, Datatype::primitive(Primitive::Double), error);
   MpiType mt(*t);
   // Per source, messages arrive in the order sent (non-overtaking), whatever
   // the interleaving of sources: the k-th from s carries tag s * 10 + k.
@@ -586,8 +585,8 @@ void suiteSemantics(uint64_t seed) {
   if (worldSize < 2 || rank > 1)
     return;
   std::string error;
-  TypeRef vec = Datatype::vector(100, 2, 3, Datatype::primitive(Primitive::Int),
-                                 error);
+  TypeRef vec =
+      Datatype::vector(100, 2, 3, Datatype::primitive(Primitive::Int), error);
   MpiType mt(*vec);
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
@@ -605,8 +604,8 @@ void suiteSemantics(uint64_t seed) {
       int rc = MPI_Recv(b.dOrigin(), 2, mt.h, 0, 7, comm, &st);
       int cls = 0;
       MPI_Error_class(rc, &cls);
-      check(cls == MPI_ERR_TRUNCATE, "truncation returns MPI_ERR_TRUNCATE",
-            cls, MPI_ERR_TRUNCATE);
+      check(cls == MPI_ERR_TRUNCATE, "truncation returns MPI_ERR_TRUNCATE", cls,
+            MPI_ERR_TRUNCATE);
     }
   }
   // MPI_PROC_NULL and count 0.
@@ -615,8 +614,8 @@ void suiteSemantics(uint64_t seed) {
     MPI_Status st;
     int rc = MPI_Send(b.dOrigin(), 1, mt.h, MPI_PROC_NULL, 1, comm);
     rc |= MPI_Recv(b.dOrigin(), 1, mt.h, MPI_PROC_NULL, 1, comm, &st);
-    check(rc == MPI_SUCCESS && st.MPI_SOURCE == MPI_PROC_NULL,
-          "MPI_PROC_NULL", rc);
+    check(rc == MPI_SUCCESS && st.MPI_SOURCE == MPI_PROC_NULL, "MPI_PROC_NULL",
+          rc);
     MPI_Request r;
     MPI_Irecv(b.dOrigin(), 0, mt.h, peer, 2, comm, &r);
     MPI_Send(b.dOrigin(), 0, mt.h, peer, 2, comm);
@@ -640,8 +639,8 @@ void suiteSemantics(uint64_t seed) {
     MPI_Type_free(&t);
     MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
     referencePack(*tree, 3, s.hOrigin(), e.host.data() + 4096 * 0);
-    std::vector<unsigned char> packed(static_cast<size_t>(
-        packedSize(*tree, 3)));
+    std::vector<unsigned char> packed(
+        static_cast<size_t>(packedSize(*tree, 3)));
     referencePack(*tree, 3, s.hOrigin(), packed.data());
     referenceUnpack(*tree, 3, packed.data(), e.hOrigin());
     // e was poisoned then overwritten at the type's bytes only.
@@ -668,12 +667,11 @@ void suiteSemantics(uint64_t seed) {
     std::vector<unsigned char> got = b.deviceBytes();
     // The peer's bytes are its own pattern: compare with what plain MPI
     // delivers from the peer's host copy.
-    PMPI_Sendrecv(static_cast<char *>(a.hOrigin()) + 8, 2, MPI_DOUBLE, peer,
-                  4, b.hOrigin(), 2, MPI_DOUBLE, peer, 4, comm,
-                  MPI_STATUS_IGNORE);
-    PMPI_Sendrecv(static_cast<char *>(a.hOrigin()) + 40, 1, MPI_DOUBLE, peer,
-                  5, static_cast<char *>(b.hOrigin()) + 16, 1, MPI_DOUBLE,
-                  peer, 5, comm, MPI_STATUS_IGNORE);
+    PMPI_Sendrecv(static_cast<char *>(a.hOrigin()) + 8, 2, MPI_DOUBLE, peer, 4,
+                  b.hOrigin(), 2, MPI_DOUBLE, peer, 4, comm, MPI_STATUS_IGNORE);
+    PMPI_Sendrecv(static_cast<char *>(a.hOrigin()) + 40, 1, MPI_DOUBLE, peer, 5,
+                  static_cast<char *>(b.hOrigin()) + 16, 1, MPI_DOUBLE, peer, 5,
+                  comm, MPI_STATUS_IGNORE);
     check(got == b.host, "MPI_BOTTOM struct of device addresses");
   }
   // Both ranks send each other large messages at once (pipelines in both
@@ -689,8 +687,7 @@ void suiteSemantics(uint64_t seed) {
     MPI_Irecv(r.dOrigin(), 1, bt.h, peer, 21, comm, &q[0]);
     MPI_Isend(s.dOrigin(), 1, bt.h, peer, 21, comm, &q[1]);
     MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
-    std::vector<unsigned char> packed(static_cast<size_t>(
-        packedSize(*big, 1)));
+    std::vector<unsigned char> packed(static_cast<size_t>(packedSize(*big, 1)));
     referencePack(*big, 1, es.hOrigin(), packed.data());
     referenceUnpack(*big, 1, packed.data(), er.hOrigin());
     check(r.deviceBytes() == er.host, "pipelines in both directions at once");
@@ -720,8 +717,8 @@ void suiteSemantics(uint64_t seed) {
 
 void suiteCollectives(uint64_t seed) {
   std::string error;
-  TypeRef vec = Datatype::vector(32, 1, 2, Datatype::primitive(Primitive::Int),
-                                 error);
+  TypeRef vec =
+      Datatype::vector(32, 1, 2, Datatype::primitive(Primitive::Int), error);
   MpiType mt(*vec);
   int n = worldSize;
   // Bcast of a strided type from rank 0.
@@ -753,8 +750,7 @@ void suiteCollectives(uint64_t seed) {
     void *d = deviceAlloc(h.size() * 4);
     toDevice(d, h.data(), h.size() * 4);
     MPI_Gather(s.dOrigin(), 1, mt.h, d, 32, MPI_INT, 0, MPI_COMM_WORLD);
-    PMPI_Gather(s.hOrigin(), 1, mt.h, h.data(), 32, MPI_INT, 0,
-                MPI_COMM_WORLD);
+    PMPI_Gather(s.hOrigin(), 1, mt.h, h.data(), 32, MPI_INT, 0, MPI_COMM_WORLD);
     std::vector<int> got(h.size());
     toHost(got.data(), d, h.size() * 4);
     if (rank == 0)
@@ -876,8 +872,7 @@ int main(int argc, char **argv) {
                   "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
-      std::fprintf(stderr, "mpi-layer-test: unknown option '%s'\n",
-                   a.c_str());
+      std::fprintf(stderr, "mpi-layer-test: unknown option '%s'\n", a.c_str());
       return 2;
     }
   }

@@ -1,4 +1,5 @@
-//===- DDTOps.h - Ops and types of the ddt dialect ----------------*- C++ -*-===//
+//===- DDTOps.h - Ops and types of the ddt dialect ----------------*- C++
+//-*-===//
 
 #ifndef DDTC_DIALECT_DDT_DDTOPS_H
 #define DDTC_DIALECT_DDT_DDTOPS_H
@@ -31,10 +32,9 @@ inline constexpr Distribution kDistributions[] = {
 /// Parses a keyword that names one of `values` (by the core library's name
 /// function `name`); otherwise reports "expected <what> 'a', 'b' or 'c'".
 template <typename Enum, size_t N>
-mlir::FailureOr<Enum> parseEnumKeyword(mlir::AsmParser &parser,
-                                       const Enum (&values)[N],
-                                       const char *(*name)(Enum),
-                                       llvm::StringRef what) {
+mlir::FailureOr<Enum>
+parseEnumKeyword(mlir::AsmParser &parser, const Enum (&values)[N],
+                 const char *(*name)(Enum), llvm::StringRef what) {
   llvm::SMLoc loc = parser.getCurrentLocation();
   llvm::StringRef word;
   if (succeeded(parser.parseOptionalKeyword(&word)))
@@ -43,7 +43,9 @@ mlir::FailureOr<Enum> parseEnumKeyword(mlir::AsmParser &parser,
         return v;
   std::string expected;
   for (size_t i = 0; i < N; ++i)
-    expected += (i == 0 ? "" : i + 1 == N ? " or " : ", ") +
+    expected += (i == 0       ? ""
+                 : i + 1 == N ? " or "
+                              : ", ") +
                 ("'" + std::string(name(values[i])) + "'");
   return parser.emitError(loc, "expected ") << what << " " << expected;
 }

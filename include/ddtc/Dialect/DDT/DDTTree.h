@@ -1,4 +1,5 @@
-//===- DDTTree.h - Between ddt ops and datatype trees ------------*- C++ -*-===//
+//===- DDTTree.h - Between ddt ops and datatype trees ------------*- C++
+//-*-===//
 //
 // A definition's tree is built once, by one walk over its body in order, so
 // the cost is linear in the ops; a ddt.ref is resolved to the tree of the
@@ -21,8 +22,8 @@ namespace ddtc::ddt {
 /// Resolves a ddt.ref to the tree of the definition it names. On failure it
 /// returns null and sets `error` and `errorOp` (the op to report on); null
 /// with an empty `error` means the reference is not resolved here.
-using RefResolver = llvm::function_ref<TypeRef(
-    RefOp ref, std::string &error, mlir::Operation *&errorOp)>;
+using RefResolver = llvm::function_ref<TypeRef(RefOp ref, std::string &error,
+                                               mlir::Operation *&errorOp)>;
 
 /// What buildTree does with an operand it has no tree for (an unresolved
 /// reference, or a value computed after its use).

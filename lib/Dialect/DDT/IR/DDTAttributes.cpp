@@ -1,4 +1,5 @@
-//===- DDTAttributes.cpp - Enum attributes of the ddt dialect ---------------===//
+//===- DDTAttributes.cpp - Enum attributes of the ddt dialect
+//---------------===//
 //
 // Each attribute holds a core-library enum and is written `<name>`, with the
 // core library's name for the value: `#ddt.family<strided>`.
@@ -35,8 +36,7 @@ void KernelFamilyAttr::print(AsmPrinter &printer) const {
 }
 
 Attribute OrderAttr::parse(AsmParser &parser, Type) {
-  return parseEnumAttr<OrderAttr>(parser, kOrders, getOrderName,
-                                  "array order");
+  return parseEnumAttr<OrderAttr>(parser, kOrders, getOrderName, "array order");
 }
 
 void OrderAttr::print(AsmPrinter &printer) const {

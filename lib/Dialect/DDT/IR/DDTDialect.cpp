@@ -1,4 +1,5 @@
-//===- DDTDialect.cpp - The ddt dialect ------------------------------------===//
+//===- DDTDialect.cpp - The ddt dialect
+//------------------------------------===//
 
 #include "ddtc/Dialect/DDT/DDTDialect.h"
 #include "ddtc/Dialect/DDT/DDTOps.h"

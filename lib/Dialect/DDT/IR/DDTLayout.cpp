@@ -1,4 +1,5 @@
-//===- DDTLayout.cpp - Between ddt.layout ops and kernel plans --------------===//
+//===- DDTLayout.cpp - Between ddt.layout ops and kernel plans
+//--------------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 
@@ -61,11 +62,10 @@ LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
   OpBuilder b = OpBuilder::atBlockEnd(&body);
   Location loc = define.getLoc();
   const CanonicalLayout &l = plan.layout;
-  auto layout = LayoutOp::create(b, loc, b.getI64IntegerAttr(l.size),
-                                 b.getI64IntegerAttr(l.lb),
-                                 b.getI64IntegerAttr(l.extent), IntegerAttr(),
-                                 BoolAttr(), KernelFamilyAttr(), IntegerAttr(),
-                                 DenseI64ArrayAttr());
+  auto layout = LayoutOp::create(
+      b, loc, b.getI64IntegerAttr(l.size), b.getI64IntegerAttr(l.lb),
+      b.getI64IntegerAttr(l.extent), IntegerAttr(), BoolAttr(),
+      KernelFamilyAttr(), IntegerAttr(), DenseI64ArrayAttr());
   if (stage != PlanStage::Layout) {
     layout.setWidthAttr(b.getI64IntegerAttr(plan.width));
     layout.setNeedsBytePathAttr(b.getBoolAttr(plan.needsBytePath));
@@ -94,11 +94,10 @@ LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
       offsets.push_back(r.offset);
       lengths.push_back(r.length);
     }
-    SegmentOp::create(b, loc, b.getI64IntegerAttr(s.offset),
-                      b.getDenseI64ArrayAttr(counts),
-                      b.getDenseI64ArrayAttr(strides),
-                      b.getDenseI64ArrayAttr(offsets),
-                      b.getDenseI64ArrayAttr(lengths));
+    SegmentOp::create(
+        b, loc, b.getI64IntegerAttr(s.offset), b.getDenseI64ArrayAttr(counts),
+        b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(offsets),
+        b.getDenseI64ArrayAttr(lengths));
   }
   return layout;
 }

@@ -1,4 +1,5 @@
-//===- DDTOps.cpp - Ops of the ddt dialect ----------------------------------===//
+//===- DDTOps.cpp - Ops of the ddt dialect
+//----------------------------------===//
 //
 // The ops only describe their arguments (getTypeArgs); the MPI rules and the
 // layout figures come from ddtc's core library, so the verifier, the spec
@@ -28,8 +29,7 @@ static ParseResult parsePrimitiveName(OpAsmParser &parser, StringAttr &name) {
     return failure();
   std::optional<Primitive> prim = lookupPrimitive(word);
   if (!prim)
-    return parser.emitError(loc, "unknown MPI primitive type '")
-           << word << "'";
+    return parser.emitError(loc, "unknown MPI primitive type '") << word << "'";
   name = parser.getBuilder().getStringAttr(getPrimitiveInfo(*prim).mpiName);
   return success();
 }
@@ -265,23 +265,21 @@ Value DefineOp::getYieldedType() {
 
 LogicalResult SegmentOp::verify() {
   if (getCounts().size() != getStrides().size())
-    return emitOpError("has ")
-           << getCounts().size() << " dimension counts but "
-           << getStrides().size() << " strides";
+    return emitOpError("has ") << getCounts().size() << " dimension counts but "
+                               << getStrides().size() << " strides";
   for (auto [i, c] : llvm::enumerate(getCounts()))
     if (c < 1)
-      return emitOpError("dimension ") << i << " count must be at least 1, got "
-                                       << c;
+      return emitOpError("dimension ")
+             << i << " count must be at least 1, got " << c;
   if (getRunOffsets().size() != getRunLengths().size())
-    return emitOpError("has ")
-           << getRunOffsets().size() << " run offsets but "
-           << getRunLengths().size() << " run lengths";
+    return emitOpError("has ") << getRunOffsets().size() << " run offsets but "
+                               << getRunLengths().size() << " run lengths";
   if (getRunLengths().empty())
     return emitOpError("needs at least one run");
   for (auto [i, l] : llvm::enumerate(getRunLengths()))
     if (l < 1)
-      return emitOpError("run ") << i << " length must be at least 1, got "
-                                 << l;
+      return emitOpError("run ")
+             << i << " length must be at least 1, got " << l;
   return success();
 }
 

@@ -1,4 +1,5 @@
-//===- DDTTree.cpp - Between ddt ops and datatype trees ---------------------===//
+//===- DDTTree.cpp - Between ddt ops and datatype trees
+//---------------------===//
 
 #include "ddtc/Dialect/DDT/DDTTree.h"
 
@@ -45,16 +46,16 @@ Value createOp(OpBuilder &b, Location loc, const Datatype &t,
         HIndexedOp::create(b, loc, dt, list(a.blocklens), list(a.displs), old);
     break;
   case Kind::IndexedBlock:
-    result = IndexedBlockOp::create(b, loc, dt, i64(a.blocklen),
-                                    list(a.displs), old);
+    result = IndexedBlockOp::create(b, loc, dt, i64(a.blocklen), list(a.displs),
+                                    old);
     break;
   case Kind::HIndexedBlock:
     result = HIndexedBlockOp::create(b, loc, dt, i64(a.blocklen),
                                      list(a.displs), old);
     break;
   case Kind::Struct:
-    result = StructOp::create(b, loc, dt, list(a.blocklens), list(a.displs),
-                              olds);
+    result =
+        StructOp::create(b, loc, dt, list(a.blocklens), list(a.displs), olds);
     break;
   case Kind::Subarray:
     result = SubarrayOp::create(b, loc, dt, list(a.sizes), list(a.subsizes),

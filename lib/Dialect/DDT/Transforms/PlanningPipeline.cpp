@@ -1,4 +1,5 @@
-//===- PlanningPipeline.cpp - The planning passes, in order -----------------===//
+//===- PlanningPipeline.cpp - The planning passes, in order
+//-----------------===//
 
 #include "ddtc/Dialect/DDT/Passes.h"
 
