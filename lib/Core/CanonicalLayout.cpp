@@ -1,5 +1,4 @@
-//===- CanonicalLayout.cpp - Normalization of datatype trees
-//---------------===//
+//===- CanonicalLayout.cpp - Normalization of datatype trees --------------===//
 //
 // lowerToCanonical walks the constructor tree once. Every constructor places
 // copies of its old type; copies at a constant stride become a dimension of

@@ -1,4 +1,4 @@
-//===- CheckedMath.h - 64-bit arithmetic that reports overflow -----*- C++ -*-===//
+//===- CheckedMath.h - 64-bit arithmetic that reports overflow --*- C++ -*-===//
 //
 // Layout figures (sizes, extents, displacements) are MPI_Aint/MPI_Count, 64-bit
 // signed. Every product and sum on them goes through these helpers so an

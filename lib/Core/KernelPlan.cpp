@@ -1,5 +1,4 @@
-//===- KernelPlan.cpp - Access width and work units of a kernel
-//------------===//
+//===- KernelPlan.cpp - Access width and work units of a kernel -----------===//
 
 #include "ddtc/Core/KernelPlan.h"
 

@@ -1,5 +1,4 @@
-//===- Layout.cpp - MPI layout figures of a constructor call
-//----------------===//
+//===- Layout.cpp - MPI layout figures of a constructor call --------------===//
 //
 // Size, bounds and true bounds as the MPI library computes them. The MPI
 // standard defines them from the whole typemap; Open MPI (the library ddtc is

@@ -1,5 +1,4 @@
-//===- Layout.h - Layout figures of one constructor call ----------*- C++
-//-*-===//
+//===- Layout.h - Layout figures of one constructor call --------*- C++ -*-===//
 
 #ifndef DDTC_LIB_CORE_LAYOUT_H
 #define DDTC_LIB_CORE_LAYOUT_H

@@ -1,5 +1,4 @@
-//===- PackRange.cpp - The count and byte range of a pack call
-//--------------===//
+//===- PackRange.cpp - The count and byte range of a pack call ------------===//
 
 #include "ddtc/Core/PackRange.h"
 

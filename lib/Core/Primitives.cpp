@@ -1,4 +1,4 @@
-//===- Primitives.cpp - The predefined MPI datatypes -----------------------===//
+//===- Primitives.cpp - The predefined MPI datatypes ----------------------===//
 
 #include "ddtc/Core/Datatype.h"
 

@@ -1,5 +1,4 @@
-//===- Typemap.cpp - Runs of bytes in pack order, reference pack/unpack
-//----===//
+//===- Typemap.cpp - Runs of bytes in pack order, reference pack/unpack ---===//
 
 #include "ddtc/Core/Typemap.h"
 #include "CheckedMath.h"

@@ -1,4 +1,4 @@
-//===- BuiltinKernels.cpp - Looking up the generic kernels -----------------===//
+//===- BuiltinKernels.cpp - Looking up the generic kernels ----------------===//
 
 #include "BuiltinKernels.h"
 

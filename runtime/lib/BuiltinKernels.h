@@ -1,5 +1,4 @@
-//===- BuiltinKernels.h - Generic kernels compiled with the library -*- C++
-//-*-===//
+//===- BuiltinKernels.h - Generic kernels compiled with the library --*- C++ -*-===//
 //
 // The work-unit kernels of every access width, compiled by NVRTC when the
 // library is built (runtime/tools/ddtc-builtin-kernels writes

@@ -1,5 +1,4 @@
-//===- CAPI.cpp - The functions of ddtc.h
-//------------------------------------===//
+//===- CAPI.cpp - The functions of ddtc.h ---------------------------------===//
 //
 // Each function checks its arguments, calls the runtime and turns failures
 // (exceptions included) into a status and a thread-local message.

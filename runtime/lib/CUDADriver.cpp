@@ -1,5 +1,4 @@
-//===- CUDADriver.cpp - The CUDA driver API, loaded at run time
-//------------===//
+//===- CUDADriver.cpp - The CUDA driver API, loaded at run time -----------===//
 //
 // Entry points are asked for with the ABI of CUDA 12.0 (cuGetProcAddress),
 // whose signatures every driver since keeps; without cuGetProcAddress the

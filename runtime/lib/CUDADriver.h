@@ -1,5 +1,4 @@
-//===- CUDADriver.h - The CUDA driver API, loaded at run time -----*- C++
-//-*-===//
+//===- CUDADriver.h - The CUDA driver API, loaded at run time ---*- C++ -*-===//
 //
 // libcuda.so.1 is opened with dlopen and its entry points resolved with
 // cuGetProcAddress (or dlsym): ddtc links nothing of CUDA and loads where no

@@ -1,4 +1,4 @@
-//===- Config.cpp - The runtime's settings, from the environment -----------===//
+//===- Config.cpp - The runtime's settings, from the environment ----------===//
 
 #include "Config.h"
 

@@ -1,4 +1,4 @@
-//===- DeviceContext.cpp - What ddtc keeps per CUDA context ----------------===//
+//===- DeviceContext.cpp - What ddtc keeps per CUDA context ---------------===//
 
 #include "DeviceContext.h"
 

@@ -1,4 +1,4 @@
-//===- DeviceContext.h - What ddtc keeps per CUDA context ---------*- C++ -*-===//
+//===- DeviceContext.h - What ddtc keeps per CUDA context -------*- C++ -*-===//
 //
 // Modules are loaded once per CUDA context and kept until the process ends;
 // each context also has a private stream for uploading work-unit tables.

@@ -1,4 +1,4 @@
-//===- DiskCache.cpp - Compiled kernels in a per-user folder ---------------===//
+//===- DiskCache.cpp - Compiled kernels in a per-user folder --------------===//
 //
 // Entry layout (native byte order; a cache belongs to one machine):
 //   char     magic[8]         "DDTCKRN1"

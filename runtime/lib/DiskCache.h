@@ -1,4 +1,4 @@
-//===- DiskCache.h - Compiled kernels in a per-user folder --------*- C++ -*-===//
+//===- DiskCache.h - Compiled kernels in a per-user folder ------*- C++ -*-===//
 //
 // One file per kernel, named by the hash of its cache key. The folder is
 // created with mode 0700 and used only when the current user owns it and no

@@ -1,5 +1,4 @@
-//===- GenericPlan.cpp - Work-unit plans for any layout
-//--------------------===//
+//===- GenericPlan.cpp - Work-unit plans for any layout -------------------===//
 //
 // The pieces and their cutting are the planning passes' (listPieces and
 // cutWorkUnits in lib/Core); this file only applies them to every layout,

@@ -1,5 +1,4 @@
-//===- GenericPlan.h - Work-unit plans for any layout -------------*- C++
-//-*-===//
+//===- GenericPlan.h - Work-unit plans for any layout -----------*- C++ -*-===//
 //
 // The generic kernels are the work-unit (Units family) kernels: their code
 // depends only on the access width, so they are compiled once, when the

@@ -1,5 +1,4 @@
-//===- Hash.cpp - 128-bit hashes for cache keys and entry checks
-//-----------===//
+//===- Hash.cpp - 128-bit hashes for cache keys and entry checks ----------===//
 //
 // Two 64-bit lanes absorb each 8-byte word through a multiply and a rotate
 // (each step is a bijection of the lane for a fixed word and of the word for

@@ -1,5 +1,4 @@
-//===- Hash.h - 128-bit hashes for cache keys and entry checks ----*- C++
-//-*-===//
+//===- Hash.h - 128-bit hashes for cache keys and entry checks --*- C++ -*-===//
 //
 // A fast non-cryptographic 128-bit hash: it names cache entries, detects
 // corrupted ones and keys the in-process plan memo by datatype tree. The disk

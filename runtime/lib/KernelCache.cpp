@@ -1,5 +1,4 @@
-//===- KernelCache.cpp - Compiled kernels, in memory and on disk
-//-----------===//
+//===- KernelCache.cpp - Compiled kernels, in memory and on disk ----------===//
 //
 // The cache object lives as long as the process (it is never destroyed).
 // Its background threads must be stopped before NVRTC tears down its own

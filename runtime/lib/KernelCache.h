@@ -1,5 +1,4 @@
-//===- KernelCache.h - Compiled kernels, in memory and on disk ----*- C++
-//-*-===//
+//===- KernelCache.h - Compiled kernels, in memory and on disk --*- C++ -*-===//
 //
 // One entry per (kernel shape, GPU architecture): kernels emitted for plans
 // of one shape are the same source, so every type of that shape shares the

@@ -1,4 +1,4 @@
-//===- Status.h - A status code and its message -------------------*- C++ -*-===//
+//===- Status.h - A status code and its message -----------------*- C++ -*-===//
 
 #ifndef DDTC_RUNTIME_STATUS_H
 #define DDTC_RUNTIME_STATUS_H

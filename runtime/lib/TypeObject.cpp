@@ -1,5 +1,4 @@
-//===- TypeObject.cpp - Committing types and launching their kernels
-//-------===//
+//===- TypeObject.cpp - Committing types and launching their kernels ------===//
 //
 // Which kernel a call runs: the specialized one once its cache entry is
 // ready; until then the generic (work-unit) kernel built into the library,

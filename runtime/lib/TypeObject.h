@@ -1,5 +1,4 @@
-//===- TypeObject.h - What a ddtc_type holds ----------------------*- C++
-//-*-===//
+//===- TypeObject.h - What a ddtc_type holds --------------------*- C++ -*-===//
 //
 // A type's tree, its kernel plans once committed (the specialized plan of the
 // planning passes, and the work-unit plan the generic kernels run), the

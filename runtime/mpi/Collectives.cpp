@@ -1,4 +1,4 @@
-//===- Collectives.cpp - Collectives on device buffers, staged ---------------===//
+//===- Collectives.cpp - Collectives on device buffers, staged ------------===//
 //
 // Correct first: every device buffer of a collective is copied whole (the
 // bytes its count and type touch) into host memory, the MPI library runs the
@@ -107,59 +107,248 @@ int finish(int rc, Stage &recv, MPI_Comm comm) {
   return rc;
 }
 
+/// The buffers a collective runs on: staged host copies of device buffers
+/// (kept in s and r), else the user's own.
+struct Copies {
+  Stage s, r;
+  const void *sp = nullptr;
+  void *rp = nullptr;
+};
+
+/// A blocking collective: its receive copy goes back to the device.
+int done(int rc, Copies &c, MPI_Comm comm) { return finish(rc, c.r, comm); }
+
+/// A nonblocking one: the copies stay with its request until Wait or Test
+/// completes it (then the receive copy goes back).
+int started(int rc, Copies &c, MPI_Comm comm, MPI_Request *request) {
+  if (rc == MPI_SUCCESS)
+    watchStagedRequest(*request, std::move(c.s), std::move(c.r), comm);
+  return rc;
+}
+
+bool isRoot(int root, MPI_Comm comm) {
+  return root == MPI_ROOT || rankOf(comm) == root;
+}
+
+Copies bcastCopies(void *buf, int count, MPI_Datatype type) {
+  Copies c;
+  c.rp = mut(stage(c.r, buf, count, type, true));
+  return c;
+}
+
+Copies gatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                    void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = rbuf;
+  if (isRoot(root, comm))
+    c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * groupSize(comm), rtype,
+                     true));
+  return c;
+}
+
+/// Blocks i of counts[i] x type at displs[i] (in extents).
+const void *stageV(Stage &st, const void *buf, const int counts[],
+                   const int displs[], MPI_Datatype type, MPI_Comm comm) {
+  int n = groupSize(comm);
+  std::vector<MPI_Datatype> types(static_cast<size_t>(n), type);
+  return stageBlocks(st, buf, n, counts, displs, types.data(), false, true);
+}
+
+Copies gathervCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, const int rcounts[], const int displs[],
+                     MPI_Datatype rtype, int root, MPI_Comm comm) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = rbuf;
+  if (isRoot(root, comm))
+    c.rp = mut(stageV(c.r, rbuf, rcounts, displs, rtype, comm));
+  return c;
+}
+
+Copies scatterCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                     void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                     MPI_Comm comm) {
+  Copies c;
+  c.sp = sbuf;
+  if (isRoot(root, comm))
+    c.sp = stage(c.s, sbuf, int64_t(scount) * groupSize(comm), stype, true);
+  c.rp = mut(stage(c.r, rbuf, rcount, rtype, true));
+  return c;
+}
+
+Copies scattervCopies(const void *sbuf, const int scounts[],
+                      const int displs[], MPI_Datatype stype, void *rbuf,
+                      int rcount, MPI_Datatype rtype, int root,
+                      MPI_Comm comm) {
+  Copies c;
+  c.sp = sbuf;
+  if (isRoot(root, comm))
+    c.sp = stageV(c.s, sbuf, scounts, displs, stype, comm);
+  c.rp = mut(stage(c.r, rbuf, rcount, rtype, true));
+  return c;
+}
+
+Copies allgatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                       void *rbuf, int rcount, MPI_Datatype rtype,
+                       MPI_Comm comm) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * groupSize(comm), rtype, true));
+  return c;
+}
+
+Copies allgathervCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                        void *rbuf, const int rcounts[], const int displs[],
+                        MPI_Datatype rtype, MPI_Comm comm) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = mut(stageV(c.r, rbuf, rcounts, displs, rtype, comm));
+  return c;
+}
+
+Copies alltoallCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                      void *rbuf, int rcount, MPI_Datatype rtype,
+                      MPI_Comm comm) {
+  Copies c;
+  int n = groupSize(comm);
+  c.sp = stage(c.s, sbuf, int64_t(scount) * n, stype, true);
+  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * n, rtype, true));
+  return c;
+}
+
+Copies alltoallvCopies(const void *sbuf, const int scounts[],
+                       const int sdispls[], MPI_Datatype stype, void *rbuf,
+                       const int rcounts[], const int rdispls[],
+                       MPI_Datatype rtype, MPI_Comm comm) {
+  Copies c;
+  c.sp = stageV(c.s, sbuf, scounts, sdispls, stype, comm);
+  c.rp = mut(stageV(c.r, rbuf, rcounts, rdispls, rtype, comm));
+  return c;
+}
+
+Copies alltoallwCopies(const void *sbuf, const int scounts[],
+                       const int sdispls[], const MPI_Datatype stypes[],
+                       void *rbuf, const int rcounts[], const int rdispls[],
+                       const MPI_Datatype rtypes[], MPI_Comm comm) {
+  Copies c;
+  int n = groupSize(comm);
+  c.sp = stageBlocks(c.s, sbuf, n, scounts, sdispls, stypes, true, true);
+  c.rp = mut(stageBlocks(c.r, rbuf, n, rcounts, rdispls, rtypes, true, true));
+  return c;
+}
+
+/// Reductions, scans: count elements in, count out (at the root only when
+/// `root` >= 0 or MPI_ROOT).
+Copies reduceCopies(const void *sbuf, void *rbuf, int count,
+                    MPI_Datatype type, bool receives) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, count, type, true);
+  c.rp = receives ? mut(stage(c.r, rbuf, count, type, true)) : rbuf;
+  return c;
+}
+
+Copies reduceScatterCopies(const void *sbuf, void *rbuf, int64_t total,
+                           int64_t mine, MPI_Datatype type) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, total, type, true);
+  c.rp = mut(stage(c.r, rbuf, sbuf == MPI_IN_PLACE ? total : mine, type, true));
+  return c;
+}
+
+int64_t sumCounts(const int counts[], MPI_Comm comm) {
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    total += counts[i];
+  return total;
+}
+
 } // namespace
+
+// Each collective twice: blocking (the receive copy goes back before the
+// call returns) and nonblocking (it goes back when Wait/Test completes the
+// request). The copies are made before the call: a nonblocking collective's
+// send buffer is read then, as the standard allows.
 
 DDTC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
                           MPI_Comm comm) {
   progress();
-  Stage b;
-  void *p = mut(stage(b, buf, count, type, true));
-  int rc = PMPI_Bcast(p, count, type, root, comm);
-  return finish(rc, b, comm);
+  Copies c = bcastCopies(buf, count, type);
+  return done(PMPI_Bcast(c.rp, count, type, root, comm), c, comm);
+}
+DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
+                           MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = bcastCopies(buf, count, type);
+  return started(PMPI_Ibcast(c.rp, count, type, root, comm, req), c, comm,
+                 req);
 }
 
 DDTC_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype,
                            void *rbuf, int rcount, MPI_Datatype rtype, int root,
                            MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, scount, stype, true);
-  void *rp = rbuf;
-  if (rankOf(comm) == root || root == MPI_ROOT)
-    rp = mut(stage(r, rbuf, int64_t(rcount) * groupSize(comm), rtype, true));
-  int rc = PMPI_Gather(sp, scount, stype, rp, rcount, rtype, root, comm);
-  return finish(rc, r, comm);
+  Copies c =
+      gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return done(PMPI_Gather(c.sp, scount, stype, c.rp, rcount, rtype, root,
+                          comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype,
+                            void *rbuf, int rcount, MPI_Datatype rtype,
+                            int root, MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c =
+      gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return started(PMPI_Igather(c.sp, scount, stype, c.rp, rcount, rtype, root,
+                              comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype,
                             void *rbuf, const int rcounts[], const int displs[],
                             MPI_Datatype rtype, int root, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, scount, stype, true);
-  void *rp = rbuf;
-  if (rankOf(comm) == root || root == MPI_ROOT) {
-    int n = groupSize(comm);
-    std::vector<MPI_Datatype> types(static_cast<size_t>(n), rtype);
-    rp = mut(stageBlocks(r, rbuf, n, rcounts, displs, types.data(), false,
-                         true));
-  }
-  int rc = PMPI_Gatherv(sp, scount, stype, rp, rcounts, displs, rtype, root,
-                        comm);
-  return finish(rc, r, comm);
+  Copies c = gathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
+                           root, comm);
+  return done(PMPI_Gatherv(c.sp, scount, stype, c.rp, rcounts, displs, rtype,
+                           root, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype,
+                             void *rbuf, const int rcounts[],
+                             const int displs[], MPI_Datatype rtype, int root,
+                             MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = gathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
+                           root, comm);
+  return started(PMPI_Igatherv(c.sp, scount, stype, c.rp, rcounts, displs,
+                               rtype, root, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype,
                             void *rbuf, int rcount, MPI_Datatype rtype,
                             int root, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = sbuf;
-  if (rankOf(comm) == root || root == MPI_ROOT)
-    sp = stage(s, sbuf, int64_t(scount) * groupSize(comm), stype, true);
-  void *rp = mut(stage(r, rbuf, rcount, rtype, true));
-  int rc = PMPI_Scatter(sp, scount, stype, rp, rcount, rtype, root, comm);
-  return finish(rc, r, comm);
+  Copies c =
+      scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return done(PMPI_Scatter(c.sp, scount, stype, c.rp, rcount, rtype, root,
+                           comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype,
+                             void *rbuf, int rcount, MPI_Datatype rtype,
+                             int root, MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c =
+      scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return started(PMPI_Iscatter(c.sp, scount, stype, c.rp, rcount, rtype, root,
+                               comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
@@ -167,29 +356,41 @@ DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
                              void *rbuf, int rcount, MPI_Datatype rtype,
                              int root, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = sbuf;
-  if (rankOf(comm) == root || root == MPI_ROOT) {
-    int n = groupSize(comm);
-    std::vector<MPI_Datatype> types(static_cast<size_t>(n), stype);
-    sp = stageBlocks(s, sbuf, n, scounts, displs, types.data(), false, true);
-  }
-  void *rp = mut(stage(r, rbuf, rcount, rtype, true));
-  int rc = PMPI_Scatterv(sp, scounts, displs, stype, rp, rcount, rtype, root,
-                         comm);
-  return finish(rc, r, comm);
+  Copies c = scattervCopies(sbuf, scounts, displs, stype, rbuf, rcount, rtype,
+                            root, comm);
+  return done(PMPI_Scatterv(c.sp, scounts, displs, stype, c.rp, rcount, rtype,
+                            root, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
+                              const int displs[], MPI_Datatype stype,
+                              void *rbuf, int rcount, MPI_Datatype rtype,
+                              int root, MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = scattervCopies(sbuf, scounts, displs, stype, rbuf, rcount, rtype,
+                            root, comm);
+  return started(PMPI_Iscatterv(c.sp, scounts, displs, stype, c.rp, rcount,
+                                rtype, root, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
                               void *rbuf, int rcount, MPI_Datatype rtype,
                               MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, scount, stype, true);
-  void *rp =
-      mut(stage(r, rbuf, int64_t(rcount) * groupSize(comm), rtype, true));
-  int rc = PMPI_Allgather(sp, scount, stype, rp, rcount, rtype, comm);
-  return finish(rc, r, comm);
+  Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return done(PMPI_Allgather(c.sp, scount, stype, c.rp, rcount, rtype, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Iallgather(const void *sbuf, int scount,
+                               MPI_Datatype stype, void *rbuf, int rcount,
+                               MPI_Datatype rtype, MPI_Comm comm,
+                               MPI_Request *req) {
+  progress();
+  Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return started(PMPI_Iallgather(c.sp, scount, stype, c.rp, rcount, rtype,
+                                 comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount,
@@ -197,27 +398,41 @@ DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount,
                                const int rcounts[], const int displs[],
                                MPI_Datatype rtype, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, scount, stype, true);
-  int n = groupSize(comm);
-  std::vector<MPI_Datatype> types(static_cast<size_t>(n), rtype);
-  void *rp =
-      mut(stageBlocks(r, rbuf, n, rcounts, displs, types.data(), false, true));
-  int rc = PMPI_Allgatherv(sp, scount, stype, rp, rcounts, displs, rtype,
-                           comm);
-  return finish(rc, r, comm);
+  Copies c = allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs,
+                              rtype, comm);
+  return done(PMPI_Allgatherv(c.sp, scount, stype, c.rp, rcounts, displs,
+                              rtype, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
+                                MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[],
+                                MPI_Datatype rtype, MPI_Comm comm,
+                                MPI_Request *req) {
+  progress();
+  Copies c = allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs,
+                              rtype, comm);
+  return started(PMPI_Iallgatherv(c.sp, scount, stype, c.rp, rcounts, displs,
+                                  rtype, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype,
                              void *rbuf, int rcount, MPI_Datatype rtype,
                              MPI_Comm comm) {
   progress();
-  Stage s, r;
-  int n = groupSize(comm);
-  const void *sp = stage(s, sbuf, int64_t(scount) * n, stype, true);
-  void *rp = mut(stage(r, rbuf, int64_t(rcount) * n, rtype, true));
-  int rc = PMPI_Alltoall(sp, scount, stype, rp, rcount, rtype, comm);
-  return finish(rc, r, comm);
+  Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return done(PMPI_Alltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype,
+                              void *rbuf, int rcount, MPI_Datatype rtype,
+                              MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  return started(PMPI_Ialltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm,
+                                req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[],
@@ -226,17 +441,23 @@ DDTC_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[],
                               const int rdispls[], MPI_Datatype rtype,
                               MPI_Comm comm) {
   progress();
-  Stage s, r;
-  int n = groupSize(comm);
-  std::vector<MPI_Datatype> st(static_cast<size_t>(n), stype),
-      rt(static_cast<size_t>(n), rtype);
-  const void *sp =
-      stageBlocks(s, sbuf, n, scounts, sdispls, st.data(), false, true);
-  void *rp =
-      mut(stageBlocks(r, rbuf, n, rcounts, rdispls, rt.data(), false, true));
-  int rc = PMPI_Alltoallv(sp, scounts, sdispls, stype, rp, rcounts, rdispls,
-                          rtype, comm);
-  return finish(rc, r, comm);
+  Copies c = alltoallvCopies(sbuf, scounts, sdispls, stype, rbuf, rcounts,
+                             rdispls, rtype, comm);
+  return done(PMPI_Alltoallv(c.sp, scounts, sdispls, stype, c.rp, rcounts,
+                             rdispls, rtype, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Ialltoallv(const void *sbuf, const int scounts[],
+                               const int sdispls[], MPI_Datatype stype,
+                               void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype,
+                               MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = alltoallvCopies(sbuf, scounts, sdispls, stype, rbuf, rcounts,
+                             rdispls, rtype, comm);
+  return started(PMPI_Ialltoallv(c.sp, scounts, sdispls, stype, c.rp, rcounts,
+                                 rdispls, rtype, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Alltoallw(const void *sbuf, const int scounts[],
@@ -245,91 +466,127 @@ DDTC_EXPORT int MPI_Alltoallw(const void *sbuf, const int scounts[],
                               const int rdispls[], const MPI_Datatype rtypes[],
                               MPI_Comm comm) {
   progress();
-  Stage s, r;
-  int n = groupSize(comm);
-  const void *sp =
-      stageBlocks(s, sbuf, n, scounts, sdispls, stypes, true, true);
-  void *rp =
-      mut(stageBlocks(r, rbuf, n, rcounts, rdispls, rtypes, true, true));
-  int rc = PMPI_Alltoallw(sp, scounts, sdispls, stypes, rp, rcounts, rdispls,
-                          rtypes, comm);
-  return finish(rc, r, comm);
+  Copies c = alltoallwCopies(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                             rdispls, rtypes, comm);
+  return done(PMPI_Alltoallw(c.sp, scounts, sdispls, stypes, c.rp, rcounts,
+                             rdispls, rtypes, comm),
+              c, comm);
+}
+DDTC_EXPORT int MPI_Ialltoallw(const void *sbuf, const int scounts[],
+                               const int sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf,
+                               const int rcounts[], const int rdispls[],
+                               const MPI_Datatype rtypes[], MPI_Comm comm,
+                               MPI_Request *req) {
+  progress();
+  Copies c = alltoallwCopies(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                             rdispls, rtypes, comm);
+  return started(PMPI_Ialltoallw(c.sp, scounts, sdispls, stypes, c.rp, rcounts,
+                                 rdispls, rtypes, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count,
                            MPI_Datatype type, MPI_Op op, int root,
                            MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, count, type, true);
-  void *rp = rbuf;
-  if (rankOf(comm) == root || root == MPI_ROOT)
-    rp = mut(stage(r, rbuf, count, type, true));
-  int rc = PMPI_Reduce(sp, rp, count, type, op, root, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceCopies(sbuf, rbuf, count, type, isRoot(root, comm));
+  return done(PMPI_Reduce(c.sp, c.rp, count, type, op, root, comm), c, comm);
+}
+DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
+                            MPI_Datatype type, MPI_Op op, int root,
+                            MPI_Comm comm, MPI_Request *req) {
+  progress();
+  Copies c = reduceCopies(sbuf, rbuf, count, type, isRoot(root, comm));
+  return started(PMPI_Ireduce(c.sp, c.rp, count, type, op, root, comm, req), c,
+                 comm, req);
 }
 
 DDTC_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count,
                               MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, count, type, true);
-  void *rp = mut(stage(r, rbuf, count, type, true));
-  int rc = PMPI_Allreduce(sp, rp, count, type, op, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return done(PMPI_Allreduce(c.sp, c.rp, count, type, op, comm), c, comm);
+}
+DDTC_EXPORT int MPI_Iallreduce(const void *sbuf, void *rbuf, int count,
+                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *req) {
+  progress();
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return started(PMPI_Iallreduce(c.sp, c.rp, count, type, op, comm, req), c,
+                 comm, req);
 }
 
 DDTC_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf,
                                    const int rcounts[], MPI_Datatype type,
                                    MPI_Op op, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  int n = 0;
-  PMPI_Comm_size(comm, &n);
-  int64_t total = 0;
-  for (int i = 0; i < n; ++i)
-    total += rcounts[i];
-  const void *sp = stage(s, sbuf, total, type, true);
-  void *rp = mut(stage(r, rbuf, sbuf == MPI_IN_PLACE ? total
-                                                      : rcounts[rankOf(comm)],
-                       type, true));
-  int rc = PMPI_Reduce_scatter(sp, rp, rcounts, type, op, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceScatterCopies(sbuf, rbuf, sumCounts(rcounts, comm),
+                                 rcounts[rankOf(comm)], type);
+  return done(PMPI_Reduce_scatter(c.sp, c.rp, rcounts, type, op, comm), c,
+              comm);
+}
+DDTC_EXPORT int MPI_Ireduce_scatter(const void *sbuf, void *rbuf,
+                                    const int rcounts[], MPI_Datatype type,
+                                    MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *req) {
+  progress();
+  Copies c = reduceScatterCopies(sbuf, rbuf, sumCounts(rcounts, comm),
+                                 rcounts[rankOf(comm)], type);
+  return started(
+      PMPI_Ireduce_scatter(c.sp, c.rp, rcounts, type, op, comm, req), c, comm,
+      req);
 }
 
 DDTC_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf,
                                          int rcount, MPI_Datatype type,
                                          MPI_Op op, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  int n = 0;
-  PMPI_Comm_size(comm, &n);
-  const void *sp = stage(s, sbuf, int64_t(rcount) * n, type, true);
-  void *rp = mut(stage(
-      r, rbuf, sbuf == MPI_IN_PLACE ? int64_t(rcount) * n : rcount, type,
-      true));
-  int rc = PMPI_Reduce_scatter_block(sp, rp, rcount, type, op, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceScatterCopies(sbuf, rbuf, int64_t(rcount) * groupSize(comm),
+                                 rcount, type);
+  return done(PMPI_Reduce_scatter_block(c.sp, c.rp, rcount, type, op, comm), c,
+              comm);
+}
+DDTC_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf,
+                                          int rcount, MPI_Datatype type,
+                                          MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *req) {
+  progress();
+  Copies c = reduceScatterCopies(sbuf, rbuf, int64_t(rcount) * groupSize(comm),
+                                 rcount, type);
+  return started(PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type, op, comm,
+                                            req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count,
                          MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, count, type, true);
-  void *rp = mut(stage(r, rbuf, count, type, true));
-  int rc = PMPI_Scan(sp, rp, count, type, op, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return done(PMPI_Scan(c.sp, c.rp, count, type, op, comm), c, comm);
+}
+DDTC_EXPORT int MPI_Iscan(const void *sbuf, void *rbuf, int count,
+                          MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *req) {
+  progress();
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return started(PMPI_Iscan(c.sp, c.rp, count, type, op, comm, req), c, comm,
+                 req);
 }
 
 DDTC_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count,
                            MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   progress();
-  Stage s, r;
-  const void *sp = stage(s, sbuf, count, type, true);
-  void *rp = mut(stage(r, rbuf, count, type, true));
-  int rc = PMPI_Exscan(sp, rp, count, type, op, comm);
-  return finish(rc, r, comm);
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return done(PMPI_Exscan(c.sp, c.rp, count, type, op, comm), c, comm);
+}
+DDTC_EXPORT int MPI_Iexscan(const void *sbuf, void *rbuf, int count,
+                            MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *req) {
+  progress();
+  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
+  return started(PMPI_Iexscan(c.sp, c.rp, count, type, op, comm, req), c, comm,
+                 req);
 }
 
 DDTC_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,

@@ -1,5 +1,4 @@
-//===- Comms.cpp - Private communicators and the notes of the pipeline
-//-------===//
+//===- Comms.cpp - Private communicators and the notes of the pipeline ----===//
 //
 // The pipelined protocol keeps the wire rule: the user's message is one
 // message of the MPI library on the user's communicator, peer and tag. For a

@@ -1,4 +1,4 @@
-//===- Completion.cpp - Wait, Test, Request_free, Cancel ---------------------===//
+//===- Completion.cpp - Wait, Test, Request_free, Cancel ------------------===//
 //
 // Requests of the layer are real MPI requests, so the MPI library's own
 // Wait/Test calls complete them; the wrappers add progress (the layer's

@@ -1,5 +1,4 @@
-//===- DeviceDriver.h - The CUDA driver as the layer uses it -------*- C++
-//-*-===//
+//===- DeviceDriver.h - The CUDA driver as the layer uses it ----*- C++ -*-===//
 //
 // For the files of the layer that call the driver themselves
 // (DeviceMemory.cpp, IpcMemory.cpp).

@@ -1,5 +1,4 @@
-//===- DeviceMemory.cpp - Buffer classification, streams, the pinned pool
-//---===//
+//===- DeviceMemory.cpp - Buffer classification, streams, the pinned pool -===//
 //
 // The CUDA driver is the runtime's (loaded at run time, DDTC_CUDA_DRIVER
 // honoured): without one every buffer is host memory and the layer only

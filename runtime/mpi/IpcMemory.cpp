@@ -1,5 +1,4 @@
-//===- IpcMemory.cpp - Device memory shared with the processes of a host
-//---===//
+//===- IpcMemory.cpp - Device memory shared with the processes of a host --===//
 //
 // Opening a peer's CUDA IPC handle costs milliseconds the first time across
 // GPUs (hundreds of microseconds on one GPU) and closing it ~0.2 ms, so

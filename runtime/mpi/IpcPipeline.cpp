@@ -1,5 +1,4 @@
-//===- IpcPipeline.cpp - Device to device between processes of one host
-//----===//
+//===- IpcPipeline.cpp - Device to device between processes of one host ---===//
 //
 // A pipelined message to a rank of the same host moves through CUDA IPC
 // instead of host memory; the wire rule is kept (the user's message is a

@@ -1,5 +1,4 @@
-//===- Layer.h - libddtc-mpi's internal interfaces ----------------*- C++
-//-*-===//
+//===- Layer.h - libddtc-mpi's internal interfaces --------------*- C++ -*-===//
 //
 // The MPI layer: settings, buffer classification, the pinned pool, the type
 // cache kept with each MPI datatype, the operations that move device buffers
@@ -25,8 +24,9 @@
 
 namespace ddtc::mpi {
 
-//===--- Settings (DDTC_MPI_*)
-//---------------------------------------------===//
+class StagedBuffer;
+
+//===--- Settings (DDTC_MPI_*) --------------------------------------------===//
 
 /// Pipeline: through pinned host memory only; Ipc: through CUDA IPC where
 /// the peer is on this host (else as Pipeline).
@@ -99,8 +99,7 @@ void note(int level, const char *fmt, ...)
 void noteOnce(const std::string &text);
 const char *protocolName(Protocol p);
 
-//===--- The CUDA side
-//------------------------------------------------------===//
+//===--- The CUDA side ----------------------------------------------------===//
 
 /// Whether a CUDA driver could be loaded (else nothing is device memory).
 bool haveDriver();
@@ -141,8 +140,7 @@ void *pinnedAcquire(size_t bytes);
 void pinnedRelease(void *p, size_t bytes);
 void pinnedTrim(); ///< frees the pool (at finalize)
 
-//===--- CUDA IPC
-//----------------------------------------------------------===//
+//===--- CUDA IPC ---------------------------------------------------------===//
 
 /// Device memory of this process as another process of the host can map
 /// it: the exported allocation and where the bytes meant lie in it.
@@ -184,8 +182,7 @@ void trimPeers();
 /// Whether the driver offers CUDA IPC.
 bool haveIpc();
 
-//===--- Peers
-//--------------------------------------------------------------===//
+//===--- Peers ------------------------------------------------------------===//
 
 /// Learns which ranks of MPI_COMM_WORLD share this host (at MPI_Init).
 void initPeers();
@@ -197,8 +194,7 @@ bool ipcPeer(int world);
 /// (said once with DDTC_MPI_VERBOSE).
 void dropIpcPeer(int world, const std::string &why);
 
-//===--- Types
-//----------------------------------------------------------------===//
+//===--- Types ------------------------------------------------------------===//
 
 /// What the layer keeps with an MPI datatype: its figures, and the ddtc type
 /// that packs it (null when ddtc cannot: the type is then staged through
@@ -230,8 +226,7 @@ void initTypes();
 /// origin; span 0 when count is 0 or the type is empty.
 void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span);
 
-//===--- Operations on device buffers
-//-----------------------------------------===//
+//===--- Operations on device buffers -------------------------------------===//
 
 enum class SendMode { Standard, Buffered, Synchronous, Ready };
 
@@ -271,8 +266,7 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
                      int peer, int tag, MPI_Comm comm, SendMode mode,
                      MPI_Request *request);
 
-//===--- Host buffers on communicators with a pair
-//-----------------------------===//
+//===--- Host buffers on communicators with a pair ------------------------===//
 // A zero-byte message there may announce a pipelined one: host receives
 // check for it, and zero-byte host sends send their note.
 
@@ -291,8 +285,14 @@ void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
                       MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                       bool persistent);
 
-//===--- Requests
-//-------------------------------------------------------------===//
+/// Keeps the staged copies of a nonblocking collective with its request:
+/// when Wait/Test completes it, `recv` (if any) is copied back to the
+/// device and both are freed.
+void watchStagedRequest(MPI_Request request,
+                        std::unique_ptr<StagedBuffer> send,
+                        std::unique_ptr<StagedBuffer> recv, MPI_Comm comm);
+
+//===--- Requests ---------------------------------------------------------===//
 
 /// Operations on device buffers started so far (a count for tests).
 long long deviceOperations();
@@ -326,8 +326,7 @@ bool cancelRequest(MPI_Request request, int &rc);
 /// Whether `request` is the layer's (for Request_get_status).
 bool isLayerRequest(MPI_Request request);
 
-//===--- Staging for collectives and fallbacks
-//--------------------------------===//
+//===--- Staging for collectives and fallbacks ----------------------------===//
 
 /// A host copy of the bytes `count` instances of `type` at `buf` touch.
 class StagedBuffer {
@@ -353,8 +352,7 @@ private:
   bool good = true;
 };
 
-//===--- The pipelined protocol's communicators and notes
-//---------------------===//
+//===--- The pipelined protocol's communicators and notes -----------------===//
 
 /// The layer's private duplicates of a user communicator.
 struct CommPair {

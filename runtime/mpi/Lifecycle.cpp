@@ -1,5 +1,4 @@
-//===- Lifecycle.cpp - Init, Finalize, types, Pack/Unpack, staging
-//-----------===//
+//===- Lifecycle.cpp - Init, Finalize, types, Pack/Unpack, staging --------===//
 //
 // The layer is active between MPI_Init and MPI_Finalize unless
 // DDTC_MPI_DISABLE is set. Host and managed buffers cost one pointer query
@@ -75,7 +74,10 @@ StagedBuffer::StagedBuffer(const void *buf, int64_t f, int64_t s, bool copyIn) {
   init(buf, f, s, copyIn);
 }
 
+static std::atomic<long long> stagedBuffers{0};
+
 void StagedBuffer::init(const void *buf, int64_t f, int64_t s, bool copyIn) {
+  stagedBuffers.fetch_add(1, std::memory_order_relaxed);
   first = f;
   span = s;
   device = const_cast<void *>(buf);
@@ -125,6 +127,13 @@ ddtc_mpi_predict_us(long long bytes, int peer) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
   return predictIpcUs(bytes, ipcFragment(bytes));
+}
+
+/// For tests: device buffers staged through host memory (collectives,
+/// staged types) since MPI_Init.
+__attribute__((visibility("default"))) long long
+ddtc_mpi_staged_buffers(void) {
+  return stagedBuffers.load();
 }
 
 /// For programs and tests: 1 when the layer handles device buffers.

@@ -1,5 +1,4 @@
-//===- Model.cpp - The fragment size of the IPC pipeline
-//---------------------===//
+//===- Model.cpp - The fragment size of the IPC pipeline ------------------===//
 //
 // A pipelined message of M packed bytes in n fragments of f bytes costs, as
 // the pipeline runs (the postal and max-rate models of the seeds):

@@ -1,5 +1,4 @@
-//===- Operation.h - One transfer of the layer and its pipeline -----*- C++
-//-*-===//
+//===- Operation.h - One transfer of the layer, its pipeline ----*- C++ -*-===//
 //
 // The state of one operation on device buffers (and of the host requests the
 // layer watches), shared by the files that move its bytes: Transfers.cpp
@@ -63,8 +62,14 @@ struct Operation {
   /// Device: a transfer of the layer. HostRecv: a host receive on a
   /// communicator with a pair, watched for pipelined messages.
   /// HostZeroSend: a persistent zero-byte host send, which owes a note per
-  /// start.
-  enum class Kind { Device, HostRecv, HostZeroSend } kind = Kind::Device;
+  /// start. HostStaged: a nonblocking collective of the MPI library on
+  /// staged copies of device buffers (`staged`, `stagedSend`).
+  enum class Kind {
+    Device,
+    HostRecv,
+    HostZeroSend,
+    HostStaged
+  } kind = Kind::Device;
   bool send = true;
   SendMode mode = SendMode::Standard;
   TypeInfo *info = nullptr;
@@ -84,6 +89,7 @@ struct Operation {
   void *event = nullptr;
   MPI_Request inner = MPI_REQUEST_NULL;
   std::unique_ptr<StagedBuffer> staged;
+  std::unique_ptr<StagedBuffer> stagedSend; ///< HostStaged: the send copy
   int64_t received = 0;
   int source = MPI_ANY_SOURCE, rtag = MPI_ANY_TAG;
   int error = MPI_SUCCESS;

@@ -1,4 +1,4 @@
-//===- PackUnpack.cpp - MPI_Pack and MPI_Unpack with device buffers ----------===//
+//===- PackUnpack.cpp - MPI_Pack and MPI_Unpack with device buffers -------===//
 //
 // The packed bytes are ddtc's, which equal MPI_Pack's. Either side may be
 // device memory; a host packed buffer is written through pinned memory.

@@ -1,5 +1,4 @@
-//===- Peers.cpp - Which ranks share this host and can use CUDA IPC
-//--------===//
+//===- Peers.cpp - Which ranks share this host and can use CUDA IPC -------===//
 //
 // At MPI_Init every rank tells the others its host (the host name and the
 // kernel's boot id, hashed) and whether its driver offers CUDA IPC. Device

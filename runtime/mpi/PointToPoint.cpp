@@ -1,5 +1,4 @@
-//===- PointToPoint.cpp - The point-to-point MPI entry points
-//---------------===//
+//===- PointToPoint.cpp - The point-to-point MPI entry points -------------===//
 //
 // Each wrapper classifies its buffer and either forwards to the MPI library
 // (host and managed memory, MPI_PROC_NULL, empty messages) or hands the

@@ -1,5 +1,4 @@
-//===- Profile.cpp - Where the layer's host time goes
-//-----------------------===//
+//===- Profile.cpp - Where the layer's host time goes ---------------------===//
 
 #include "Profile.h"
 

@@ -1,5 +1,4 @@
-//===- Profile.h - Where the layer's host time goes (DDTC_MPI_PROFILE) ---*- C++
-//-*-===//
+//===- Profile.h - Where the layer's host time goes -------------*- C++ -*-===//
 //
 // With DDTC_MPI_PROFILE=1 the layer counts the calls it makes on the
 // critical path of a transfer and the host time they take, and each rank

@@ -1,5 +1,4 @@
-//===- Settings.cpp - DDTC_MPI_* variables and notices
-//----------------------===//
+//===- Settings.cpp - DDTC_MPI_* variables and notices --------------------===//
 //
 // Read once, at first use; docs/MPI.md lists every variable.
 //===----------------------------------------------------------------------===//

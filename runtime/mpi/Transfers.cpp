@@ -1,5 +1,4 @@
-//===- Transfers.cpp - Messages from and to device buffers
-//-------------------===//
+//===- Transfers.cpp - Messages from and to device buffers ----------------===//
 //
 // Every message is one message of the MPI library on the user's communicator,
 // peer and tag, holding the bytes MPI_Pack would produce, as MPI_PACKED: the
@@ -833,6 +832,13 @@ int finishRequest(const OpRef &op, bool persistentKept, MPI_Status *status) {
     if (op->kind == Operation::Kind::HostRecv && status != MPI_STATUS_IGNORE)
       err = completeHostReceive(const_cast<void *>(op->buf), op->count,
                                 op->datatype, op->comm, status);
+    if (op->kind == Operation::Kind::HostStaged) {
+      if (op->staged && !op->staged->copyOut())
+        err = raise(op->comm, MPI_ERR_OTHER,
+                    "cannot copy a staged buffer back to the device");
+      op->staged.reset();
+      op->stagedSend.reset();
+    }
     if (!op->persistent || !persistentKept)
       forgetRequest(op);
     return err;
@@ -854,6 +860,13 @@ bool freeRequest(MPI_Request request) {
     std::lock_guard<std::mutex> lock(registryMutex);
     if (byRequest.erase(request))
       pendingCount.fetch_sub(1, std::memory_order_release);
+    // A freed nonblocking collective may still be running in the MPI
+    // library on the staged copies: they are kept (and its receive buffer
+    // is never copied back: nobody can tell when it is done).
+    if (op->kind == Operation::Kind::HostStaged) {
+      static std::vector<OpRef> abandoned;
+      abandoned.push_back(op);
+    }
     return true;
   }
   std::lock_guard<std::mutex> lock(registryMutex);
@@ -887,8 +900,7 @@ bool isLayerRequest(MPI_Request request) {
   return anyPending() && findOp(request) != nullptr;
 }
 
-//===--- Host buffers on communicators with a pair
-//---------------------------===//
+//===--- Host buffers on communicators with a pair ------------------------===//
 
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm) {
@@ -968,6 +980,22 @@ int completeHostReceive(void *buf, int count, MPI_Datatype type, MPI_Comm comm,
     return MPI_SUCCESS;
   return receivePipelinedHost(*pair, note, status->MPI_SOURCE, buf, count, type,
                               comm, status);
+}
+
+void watchStagedRequest(MPI_Request request,
+                        std::unique_ptr<StagedBuffer> send,
+                        std::unique_ptr<StagedBuffer> recv, MPI_Comm comm) {
+  if (request == MPI_REQUEST_NULL || (!send && !recv))
+    return;
+  auto op = std::make_shared<Operation>();
+  op->kind = Operation::Kind::HostStaged;
+  op->comm = comm;
+  op->staged = std::move(recv);
+  op->stagedSend = std::move(send);
+  op->user = request;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  byRequest[request] = op;
+  pendingCount.fetch_add(1, std::memory_order_release);
 }
 
 void watchHostRequest(MPI_Request request, bool send, void *buf, int count,

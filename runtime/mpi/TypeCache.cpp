@@ -1,4 +1,4 @@
-//===- TypeCache.cpp - The ddtc type kept with each MPI datatype ------------===//
+//===- TypeCache.cpp - The ddtc type kept with each MPI datatype ----------===//
 //
 // A datatype is decoded once (at MPI_Type_commit, or at its first use with a
 // device buffer) straight into a datatype tree, never through spec text, and

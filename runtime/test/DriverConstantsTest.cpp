@@ -1,5 +1,4 @@
-//===- DriverConstantsTest.cpp - CUDADriver.h agrees with cuda.h
-//------------===//
+//===- DriverConstantsTest.cpp - CUDADriver.h agrees with cuda.h ----------===//
 //
 // The runtime declares the few CUDA driver constants it uses itself (it must
 // build and load without CUDA); where the toolkit's cuda.h is at hand, this

@@ -1,5 +1,4 @@
-//===- FakeCUDADriver.cpp - A CUDA driver that runs on the CPU, for tests
-//---===//
+//===- FakeCUDADriver.cpp - A CUDA driver that runs on the CPU, for tests -===//
 //
 // A stand-in for libcuda.so.1 (load it with DDTC_CUDA_DRIVER=path) that
 // lets the runtime's GPU path run where there is no GPU: one fake device

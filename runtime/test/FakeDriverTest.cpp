@@ -1,4 +1,4 @@
-//===- FakeDriverTest.cpp - The GPU path of the runtime, on a fake driver ---===//
+//===- FakeDriverTest.cpp - The GPU path of the runtime, on a fake driver -===//
 //
 // Run with DDTC_CUDA_DRIVER naming the fake driver (FakeCUDADriver.cpp) and
 // DDTC_FAKE_ARCH=80, so that no built-in cubin fits and the specialized

@@ -1,4 +1,4 @@
-//===- MPIImportTest.cpp - ddtc_type_from_mpi against the MPI library ------===//
+//===- MPIImportTest.cpp - ddtc_type_from_mpi against the MPI library -----===//
 
 #include "ddtc/ddtc_mpi.h"
 

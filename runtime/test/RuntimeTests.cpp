@@ -1,5 +1,4 @@
-//===- RuntimeTests.cpp - The runtime without a GPU
-//-------------------------===//
+//===- RuntimeTests.cpp - The runtime without a GPU -----------------------===//
 //
 // Types from specs, their layout figures, commits that compile with NVRTC
 // (for sm_90 unless DDTC_DEFAULT_ARCH says otherwise), the memory and disk

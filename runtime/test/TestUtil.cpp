@@ -1,4 +1,4 @@
-//===- TestUtil.cpp - Helpers shared by the runtime tests -------------------===//
+//===- TestUtil.cpp - Helpers shared by the runtime tests -----------------===//
 
 #include "TestUtil.h"
 

@@ -1,4 +1,4 @@
-//===- TestUtil.h - Helpers shared by the runtime tests -----------*- C++ -*-===//
+//===- TestUtil.h - Helpers shared by the runtime tests ---------*- C++ -*-===//
 
 #ifndef DDTC_RUNTIME_TEST_TESTUTIL_H
 #define DDTC_RUNTIME_TEST_TESTUTIL_H

@@ -1,5 +1,4 @@
-//===- CanonicalLayoutTest.cpp - Normalization, vector detection, plans
-//----===//
+//===- CanonicalLayoutTest.cpp - Normalization, vector detection, plans ---===//
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"

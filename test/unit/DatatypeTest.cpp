@@ -1,4 +1,4 @@
-//===- DatatypeTest.cpp - Argument rules and layout figures -----------------===//
+//===- DatatypeTest.cpp - Argument rules and layout figures ---------------===//
 
 #include "ddtc/Core/Datatype.h"
 

@@ -1,5 +1,4 @@
-//===- PlanningPipelineTest.cpp - The passes plan as planKernel does
-//--------===//
+//===- PlanningPipelineTest.cpp - The passes plan as planKernel does ------===//
 //
 // The runtime plans with ddtc::planKernel, without IR; ddtc and ddt-opt plan
 // with the MLIR passes. Both must give the same plan for any type.

@@ -1,5 +1,4 @@
-//===- TypemapTest.cpp - Runs in pack order, reference pack/unpack
-//---------===//
+//===- TypemapTest.cpp - Runs in pack order, reference pack/unpack --------===//
 
 #include "ddtc/Core/Typemap.h"
 

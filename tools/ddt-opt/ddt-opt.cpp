@@ -1,5 +1,4 @@
-//===- ddt-opt.cpp - Runs ddt passes on textual IR
-//--------------------------===//
+//===- ddt-opt.cpp - Runs ddt passes on textual IR ------------------------===//
 //
 // The MLIR driver for the ddt dialect: parses, verifies, runs passes and
 // prints. Used by the lit tests.

@@ -1,5 +1,4 @@
-//===- ddtc-bench.cu - ddtc pack/unpack against cudaMemcpy, in one run
-//------===//
+//===- ddtc-bench.cu - ddtc pack/unpack against cudaMemcpy, in one run ----===//
 //
 // For every layout of bench/layouts.py (read as TSV): checks ddtc's packed
 // bytes against the reference (poisoned outputs, device and mapped host

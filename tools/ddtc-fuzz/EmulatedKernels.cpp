@@ -1,5 +1,4 @@
-//===- EmulatedKernels.cpp - The generic kernels, run on the CPU
-//-----------===//
+//===- EmulatedKernels.cpp - The generic kernels, run on the CPU ----------===//
 
 #include "EmulatedKernels.h"
 

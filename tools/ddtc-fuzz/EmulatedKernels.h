@@ -1,5 +1,4 @@
-//===- EmulatedKernels.h - The generic kernels, run on the CPU ----*- C++
-//-*-===//
+//===- EmulatedKernels.h - The generic kernels, run on the CPU --*- C++ -*-===//
 //
 // The fuzzer runs libddtc's generic (work-unit) kernels, compiled into it
 // through CPUEmulation.h, on small mutated types and compares what they pack

@@ -1,5 +1,4 @@
-//===- Mutator.h - Random edits of spec, IR and C API inputs -------*- C++
-//-*-===//
+//===- Mutator.h - Random edits of spec, IR and C API inputs ----*- C++ -*-===//
 //
 // The fuzzer's mutations work on text, as a user's mistakes do: numbers
 // swapped for boundary values, tokens and lines deleted, duplicated, swapped

@@ -1,5 +1,4 @@
-//===- Sandbox.cpp - Runs one fuzz input in a child process
-//----------------===//
+//===- Sandbox.cpp - Runs one fuzz input in a child process ---------------===//
 
 #include "Sandbox.h"
 

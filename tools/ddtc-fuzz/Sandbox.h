@@ -1,5 +1,4 @@
-//===- Sandbox.h - Runs one fuzz input in a child process ---------*- C++
-//-*-===//
+//===- Sandbox.h - Runs one fuzz input in a child process -------*- C++ -*-===//
 //
 // Each input runs in a forked child with a memory limit (RLIMIT_AS) and a
 // time limit, so a crash, an abort, a hang or an exhausted memory is seen

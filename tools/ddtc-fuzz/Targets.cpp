@@ -1,5 +1,4 @@
-//===- Targets.cpp - What the fuzzer runs on one input
-//---------------------===//
+//===- Targets.cpp - What the fuzzer runs on one input --------------------===//
 
 #include "Targets.h"
 

@@ -1,5 +1,4 @@
-//===- Targets.h - What the fuzzer runs on one input -------------*- C++
-//-*-===//
+//===- Targets.h - What the fuzzer runs on one input ------------*- C++ -*-===//
 //
 // The three kinds of input and what each goes through, in process (the
 // sandbox isolates it): a spec is parsed, printed back, planned, emitted,

@@ -1,5 +1,4 @@
-//===- ddtc-fuzz.cpp - Mutation fuzzer of specs, IR and the C API
-//----------===//
+//===- ddtc-fuzz.cpp - Mutation fuzzer of specs, IR and the C API ---------===//
 //
 // Mutates seed inputs (spec files, ddt IR, C API calls) and runs each
 // mutant in a sandboxed child process; reports every crash, abort, hang,

@@ -1,5 +1,4 @@
-//===- ddtc-mpi-bench.cu - MPI ping-pong of device derived datatypes
-//-------===//
+//===- ddtc-mpi-bench.cu - MPI ping-pong of device derived datatypes ------===//
 //
 // Two ranks. For every layout (vectors, cube faces and a slab, a lower
 // triangle, particle structs, a vector received as contiguous) and message

@@ -1,5 +1,4 @@
-//===- ddtc-mpi-calibrate.cu - Measures the figures of libddtc-mpi's model
-//--===//
+//===- ddtc-mpi-calibrate.cu - The figures of libddtc-mpi's model -------===//
 //
 // Two ranks of one host, libddtc-mpi preloaded. Measures, with ping-pongs of
 // device buffers through the layer (one-way = half the round trip, median

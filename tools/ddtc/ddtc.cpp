@@ -1,5 +1,4 @@
-//===- ddtc.cpp - The ddtc compiler driver
-//----------------------------------===//
+//===- ddtc.cpp - The ddtc compiler driver --------------------------------===//
 //
 // ddtc FILE [-t NAME] [--count N] --emit=KIND [-o OUT] [--prefix NAME]
 //      [--arch sm_XX]

@@ -1,5 +1,4 @@
-//===- CanonicalLayout.h - Normalized layouts of datatypes --------*- C++
-//-*-===//
+//===- CanonicalLayout.h - Normalized layouts of datatypes ------*- C++ -*-===//
 //
 // The level below the constructor tree: a type as strided nests of run
 // tables with explicit byte offsets, whatever constructors built it. Two MPI

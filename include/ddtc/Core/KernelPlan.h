@@ -1,5 +1,4 @@
-//===- KernelPlan.h - How a kernel moves a canonical layout -------*- C++
-//-*-===//
+//===- KernelPlan.h - How a kernel moves a canonical layout -----*- C++ -*-===//
 //
 // The kernel-plan level: the canonical layout plus the decisions a kernel
 // needs (access width, work units, thread mapping). Passes fill it in

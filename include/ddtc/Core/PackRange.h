@@ -1,5 +1,4 @@
-//===- PackRange.h - The count and byte range of a pack call ------*- C++
-//-*-===//
+//===- PackRange.h - The count and byte range of a pack call ----*- C++ -*-===//
 //
 // Every pack and unpack call names `count` instances and a byte range
 // [lo, hi) of their packed stream. The checks of those figures (a negative

@@ -1,5 +1,4 @@
-//===- Typemap.h - Reference meaning of a datatype ----------------*- C++
-//-*-===//
+//===- Typemap.h - Reference meaning of a datatype --------------*- C++ -*-===//
 //
 // The reference semantics every generated kernel is checked against: the
 // bytes of `count` instances of a type, in pack order, as maximal contiguous

@@ -1,4 +1,4 @@
-//===- MPIBridge.h - Between datatype trees and MPI handles -------*- C++ -*-===//
+//===- MPIBridge.h - Between datatype trees and MPI handles -----*- C++ -*-===//
 //
 // importMPIDatatype decodes a live MPI datatype through MPI_Type_get_envelope
 // and MPI_Type_get_contents; exportMPIDatatype builds the MPI type a tree

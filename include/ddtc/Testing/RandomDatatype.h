@@ -1,4 +1,4 @@
-//===- RandomDatatype.h - Random datatype trees for testing -------*- C++ -*-===//
+//===- RandomDatatype.h - Random datatype trees for testing -----*- C++ -*-===//
 //
 // Generates random, valid datatype trees that exercise every constructor and
 // every predefined type, for differential tests against an MPI library.

@@ -1,5 +1,4 @@
-//===- CUDAEmitter.cpp - CUDA C++ pack/unpack kernels from a plan
-//----------===//
+//===- CUDAEmitter.cpp - CUDA C++ pack/unpack kernels from a plan ---------===//
 //
 // The parameter struct is described once (forEachParam) and used twice: the
 // emitter prints its member names, computeLaunch fills in their values, so

@@ -1,5 +1,4 @@
-//===- Explain.cpp - How the kernels of a type were planned
-//-----------------===//
+//===- Explain.cpp - How the kernels of a type were planned ---------------===//
 
 #include "ddtc/Target/CUDA/Explain.h"
 

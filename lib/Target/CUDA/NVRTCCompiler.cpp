@@ -1,4 +1,4 @@
-//===- NVRTCCompiler.cpp - CUDA C++ to PTX or cubin with NVRTC -------------===//
+//===- NVRTCCompiler.cpp - CUDA C++ to PTX or cubin with NVRTC ------------===//
 //
 // The few NVRTC entry points ddtc uses are declared here with the C ABI of
 // nvrtc.h (stable across CUDA 11-13) and resolved with dlsym.

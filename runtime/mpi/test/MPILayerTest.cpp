@@ -1,5 +1,4 @@
-//===- MPILayerTest.cpp - libddtc-mpi against plain MPI on host buffers
-//------===//
+//===- MPILayerTest.cpp - libddtc-mpi against plain MPI on host buffers ---===//
 //
 // Run under mpirun with libddtc-mpi preloaded. Every case moves a message
 // between device buffers through the MPI_* calls (the layer), then moves the
@@ -775,6 +774,80 @@ void suiteCollectives(uint64_t seed) {
     deviceFree(da);
     deviceFree(db);
   }
+  // Nonblocking collectives: the staged copies go back to the device when
+  // Wait/Test completes each request (mixed in one Waitall, or tested). The
+  // layer must have staged them (the fake driver's device memory is host
+  // memory the MPI library could read itself).
+  auto staged = reinterpret_cast<long long (*)()>(
+      dlsym(RTLD_DEFAULT, "ddtc_mpi_staged_buffers"));
+  long long stagedBefore = staged ? staged() : 0;
+  {
+    Buffer b(*vec, 2, rank == 0 ? seed + 7 : 0, rank != 0);
+    std::vector<int> h(100);
+    for (int i = 0; i < 100; ++i)
+      h[i] = rank * 77 + i;
+    void *d = deviceAlloc(400);
+    toDevice(d, h.data(), 400);
+    std::vector<int> a(static_cast<size_t>(3 * n)), c(a.size(), 0);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = static_cast<int>(rank * 10 + i);
+    void *da = deviceAlloc(a.size() * 4), *dc = deviceAlloc(a.size() * 4);
+    toDevice(da, a.data(), a.size() * 4);
+    toDevice(dc, c.data(), c.size() * 4);
+    MPI_Request rq[3];
+    MPI_Ibcast(b.dOrigin(), 2, mt.h, 0, MPI_COMM_WORLD, &rq[0]);
+    MPI_Iallreduce(MPI_IN_PLACE, d, 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                   &rq[1]);
+    MPI_Ialltoall(da, 3, MPI_INT, dc, 3, MPI_INT, MPI_COMM_WORLD, &rq[2]);
+    MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
+    PMPI_Bcast(b.hOrigin(), 2, mt.h, 0, MPI_COMM_WORLD);
+    PMPI_Allreduce(MPI_IN_PLACE, h.data(), 100, MPI_INT, MPI_SUM,
+                   MPI_COMM_WORLD);
+    PMPI_Alltoall(a.data(), 3, MPI_INT, c.data(), 3, MPI_INT, MPI_COMM_WORLD);
+    check(b.deviceBytes() == b.host, "Ibcast of a vector type");
+    std::vector<int> got(100), gc(c.size());
+    toHost(got.data(), d, 400);
+    toHost(gc.data(), dc, c.size() * 4);
+    check(got == h, "Iallreduce in place");
+    check(gc == c, "Ialltoall");
+    // Ireduce to rank 0 completed by a Test loop; Iscan by Wait; Igather
+    // of a strided type into ints.
+    std::vector<int> mx(100, -1), sc(100, -1);
+    void *dm = deviceAlloc(400), *ds = deviceAlloc(400);
+    toDevice(dm, mx.data(), 400);
+    toDevice(ds, sc.data(), 400);
+    MPI_Request r;
+    MPI_Ireduce(d, dm, 100, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD, &r);
+    for (int flag = 0; !flag;)
+      MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    PMPI_Reduce(h.data(), mx.data(), 100, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Iscan(d, ds, 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    PMPI_Scan(h.data(), sc.data(), 100, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    toHost(got.data(), dm, 400);
+    if (rank == 0)
+      check(got == mx, "Ireduce completed by MPI_Test");
+    toHost(got.data(), ds, 400);
+    check(got == sc, "Iscan");
+    Buffer s(*vec, 1, seed + 11 + rank, false);
+    std::vector<int> g(static_cast<size_t>(32 * n), -1);
+    void *dg = deviceAlloc(g.size() * 4);
+    toDevice(dg, g.data(), g.size() * 4);
+    MPI_Igather(s.dOrigin(), 1, mt.h, dg, 32, MPI_INT, 0, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    PMPI_Gather(s.hOrigin(), 1, mt.h, g.data(), 32, MPI_INT, 0,
+                MPI_COMM_WORLD);
+    std::vector<int> gg(g.size());
+    toHost(gg.data(), dg, g.size() * 4);
+    if (rank == 0)
+      check(gg == g, "Igather of vectors into ints");
+    for (void *p : {d, da, dc, dm, ds, dg})
+      deviceFree(p);
+  }
+  // Ibcast, Iallreduce, Ialltoall (2), Ireduce, Iscan (2), Igather: at least
+  // 7 staged buffers on every rank.
+  check(staged && staged() - stagedBefore >= 7,
+        "the nonblocking collectives were staged by the layer");
 }
 
 void suitePack(uint64_t seed, int cases) {

@@ -1,4 +1,4 @@
-//===- DDTDialect.h - The ddt dialect -----------------------------*- C++ -*-===//
+//===- DDTDialect.h - The ddt dialect ---------------------------*- C++ -*-===//
 
 #ifndef DDTC_DIALECT_DDT_DDTDIALECT_H
 #define DDTC_DIALECT_DDT_DDTDIALECT_H

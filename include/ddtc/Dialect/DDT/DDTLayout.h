@@ -1,4 +1,4 @@
-//===- DDTLayout.h - Between ddt.layout ops and kernel plans ------*- C++ -*-===//
+//===- DDTLayout.h - Between ddt.layout ops and kernel plans ----*- C++ -*-===//
 
 #ifndef DDTC_DIALECT_DDT_DDTLAYOUT_H
 #define DDTC_DIALECT_DDT_DDTLAYOUT_H

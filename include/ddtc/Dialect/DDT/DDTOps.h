@@ -1,5 +1,4 @@
-//===- DDTOps.h - Ops and types of the ddt dialect ----------------*- C++
-//-*-===//
+//===- DDTOps.h - Ops and types of the ddt dialect --------------*- C++ -*-===//
 
 #ifndef DDTC_DIALECT_DDT_DDTOPS_H
 #define DDTC_DIALECT_DDT_DDTOPS_H

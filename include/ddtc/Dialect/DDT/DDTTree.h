@@ -1,5 +1,4 @@
-//===- DDTTree.h - Between ddt ops and datatype trees ------------*- C++
-//-*-===//
+//===- DDTTree.h - Between ddt ops and datatype trees -----------*- C++ -*-===//
 //
 // A definition's tree is built once, by one walk over its body in order, so
 // the cost is linear in the ops; a ddt.ref is resolved to the tree of the

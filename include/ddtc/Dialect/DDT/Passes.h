@@ -1,5 +1,4 @@
-//===- Passes.h - Passes of the ddt dialect -----------------------*- C++
-//-*-===//
+//===- Passes.h - Passes of the ddt dialect ---------------------*- C++ -*-===//
 
 #ifndef DDTC_DIALECT_DDT_PASSES_H
 #define DDTC_DIALECT_DDT_PASSES_H

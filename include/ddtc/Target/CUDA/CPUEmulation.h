@@ -1,4 +1,4 @@
-//===- CPUEmulation.h - Run emitted CUDA kernels on the CPU -------*- C++ -*-===//
+//===- CPUEmulation.h - Run emitted CUDA kernels on the CPU -----*- C++ -*-===//
 //
 // Include this header before the source emitCUDA produces and the kernels
 // compile with an ordinary C++ compiler and run on the host: every CUDA

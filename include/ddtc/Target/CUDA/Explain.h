@@ -1,5 +1,4 @@
-//===- Explain.h - How the kernels of a type were planned ---------*- C++
-//-*-===//
+//===- Explain.h - How the kernels of a type were planned -------*- C++ -*-===//
 //
 // The text of ddtc --emit=explain: the plan in words and the memory traffic
 // the kernels cause, for readers deciding whether a layout suits the GPU.

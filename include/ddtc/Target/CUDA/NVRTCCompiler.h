@@ -1,4 +1,4 @@
-//===- NVRTCCompiler.h - CUDA C++ to PTX or cubin with NVRTC ------*- C++ -*-===//
+//===- NVRTCCompiler.h - CUDA C++ to PTX or cubin with NVRTC ----*- C++ -*-===//
 //
 // Compiles CUDA C++ with NVRTC, loaded at run time with dlopen: ddtc has no
 // link-time dependency on CUDA and runs (without this feature) where NVRTC is

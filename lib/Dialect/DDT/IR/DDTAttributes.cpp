@@ -1,5 +1,4 @@
-//===- DDTAttributes.cpp - Enum attributes of the ddt dialect
-//---------------===//
+//===- DDTAttributes.cpp - Enum attributes of the ddt dialect -------------===//
 //
 // Each attribute holds a core-library enum and is written `<name>`, with the
 // core library's name for the value: `#ddt.family<strided>`.

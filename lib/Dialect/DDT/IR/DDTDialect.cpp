@@ -1,5 +1,4 @@
-//===- DDTDialect.cpp - The ddt dialect
-//------------------------------------===//
+//===- DDTDialect.cpp - The ddt dialect -----------------------------------===//
 
 #include "ddtc/Dialect/DDT/DDTDialect.h"
 #include "ddtc/Dialect/DDT/DDTOps.h"

@@ -1,5 +1,4 @@
-//===- DDTLayout.cpp - Between ddt.layout ops and kernel plans
-//--------------===//
+//===- DDTLayout.cpp - Between ddt.layout ops and kernel plans ------------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 

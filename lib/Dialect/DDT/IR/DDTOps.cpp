@@ -1,5 +1,4 @@
-//===- DDTOps.cpp - Ops of the ddt dialect
-//----------------------------------===//
+//===- DDTOps.cpp - Ops of the ddt dialect --------------------------------===//
 //
 // The ops only describe their arguments (getTypeArgs); the MPI rules and the
 // layout figures come from ddtc's core library, so the verifier, the spec

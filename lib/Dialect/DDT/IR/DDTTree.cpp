@@ -1,5 +1,4 @@
-//===- DDTTree.cpp - Between ddt ops and datatype trees
-//---------------------===//
+//===- DDTTree.cpp - Between ddt ops and datatype trees -------------------===//
 
 #include "ddtc/Dialect/DDT/DDTTree.h"
 

@@ -1,5 +1,4 @@
-//===- AlignmentPrologues.cpp - Access width and prologue splits
-//------------===//
+//===- AlignmentPrologues.cpp - Access width and prologue splits ----------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 #include "ddtc/Dialect/DDT/Passes.h"

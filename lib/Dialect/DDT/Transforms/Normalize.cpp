@@ -1,5 +1,4 @@
-//===- Normalize.cpp - Constructor ops to the canonical layout
-//--------------===//
+//===- Normalize.cpp - Constructor ops to the canonical layout ------------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 #include "ddtc/Dialect/DDT/DDTTree.h"

@@ -1,5 +1,4 @@
-//===- PlanningPipeline.cpp - The planning passes, in order
-//-----------------===//
+//===- PlanningPipeline.cpp - The planning passes, in order ---------------===//
 
 #include "ddtc/Dialect/DDT/Passes.h"
 

@@ -1,4 +1,4 @@
-//===- StairBalancing.cpp - Kernel family and equal work units --------------===//
+//===- StairBalancing.cpp - Kernel family and equal work units ------------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 #include "ddtc/Dialect/DDT/Passes.h"

@@ -1,4 +1,4 @@
-//===- VectorDetection.cpp - Regular tables to strided dimensions -----------===//
+//===- VectorDetection.cpp - Regular tables to strided dimensions ---------===//
 
 #include "ddtc/Dialect/DDT/DDTLayout.h"
 #include "ddtc/Dialect/DDT/Passes.h"
