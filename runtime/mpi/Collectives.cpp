@@ -89,9 +89,8 @@ const void *stageBlocks(Stage &s, const void *buf, int n, const int *counts,
   for (int i = 0; i < n && first < 0; ++i)
     if (counts[i] > 0)
       first = i;
-  if (first < 0 ||
-      !onDevice(static_cast<const char *>(buf) + offsets[first], counts[first],
-                types[first]))
+  if (first < 0 || !onDevice(static_cast<const char *>(buf) + offsets[first],
+                             counts[first], types[first]))
     return buf;
   int64_t f = 0, span = 0;
   unionSpan(n, counts, offsets.data(), types, f, span);
@@ -143,8 +142,8 @@ Copies gatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
   c.sp = stage(c.s, sbuf, scount, stype, true);
   c.rp = rbuf;
   if (isRoot(root, comm))
-    c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * groupSize(comm), rtype,
-                     true));
+    c.rp =
+        mut(stage(c.r, rbuf, int64_t(rcount) * groupSize(comm), rtype, true));
   return c;
 }
 
@@ -178,10 +177,9 @@ Copies scatterCopies(const void *sbuf, int scount, MPI_Datatype stype,
   return c;
 }
 
-Copies scattervCopies(const void *sbuf, const int scounts[],
-                      const int displs[], MPI_Datatype stype, void *rbuf,
-                      int rcount, MPI_Datatype rtype, int root,
-                      MPI_Comm comm) {
+Copies scattervCopies(const void *sbuf, const int scounts[], const int displs[],
+                      MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, int root, MPI_Comm comm) {
   Copies c;
   c.sp = sbuf;
   if (isRoot(root, comm))
@@ -241,8 +239,8 @@ Copies alltoallwCopies(const void *sbuf, const int scounts[],
 
 /// Reductions, scans: count elements in, count out (at the root only when
 /// `root` >= 0 or MPI_ROOT).
-Copies reduceCopies(const void *sbuf, void *rbuf, int count,
-                    MPI_Datatype type, bool receives) {
+Copies reduceCopies(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+                    bool receives) {
   Copies c;
   c.sp = stage(c.s, sbuf, count, type, true);
   c.rp = receives ? mut(stage(c.r, rbuf, count, type, true)) : rbuf;
@@ -283,29 +281,25 @@ DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                            MPI_Comm comm, MPI_Request *req) {
   progress();
   Copies c = bcastCopies(buf, count, type);
-  return started(PMPI_Ibcast(c.rp, count, type, root, comm, req), c, comm,
-                 req);
+  return started(PMPI_Ibcast(c.rp, count, type, root, comm, req), c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype,
                            void *rbuf, int rcount, MPI_Datatype rtype, int root,
                            MPI_Comm comm) {
   progress();
-  Copies c =
-      gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return done(PMPI_Gather(c.sp, scount, stype, c.rp, rcount, rtype, root,
-                          comm),
+  Copies c = gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return done(PMPI_Gather(c.sp, scount, stype, c.rp, rcount, rtype, root, comm),
               c, comm);
 }
 DDTC_EXPORT int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype,
                             void *rbuf, int rcount, MPI_Datatype rtype,
                             int root, MPI_Comm comm, MPI_Request *req) {
   progress();
-  Copies c =
-      gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return started(PMPI_Igather(c.sp, scount, stype, c.rp, rcount, rtype, root,
-                              comm, req),
-                 c, comm, req);
+  Copies c = gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+  return started(
+      PMPI_Igather(c.sp, scount, stype, c.rp, rcount, rtype, root, comm, req),
+      c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype,
@@ -336,9 +330,9 @@ DDTC_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype,
   progress();
   Copies c =
       scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return done(PMPI_Scatter(c.sp, scount, stype, c.rp, rcount, rtype, root,
-                           comm),
-              c, comm);
+  return done(
+      PMPI_Scatter(c.sp, scount, stype, c.rp, rcount, rtype, root, comm), c,
+      comm);
 }
 DDTC_EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype,
                              void *rbuf, int rcount, MPI_Datatype rtype,
@@ -346,15 +340,15 @@ DDTC_EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype,
   progress();
   Copies c =
       scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return started(PMPI_Iscatter(c.sp, scount, stype, c.rp, rcount, rtype, root,
-                               comm, req),
-                 c, comm, req);
+  return started(
+      PMPI_Iscatter(c.sp, scount, stype, c.rp, rcount, rtype, root, comm, req),
+      c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
-                             const int displs[], MPI_Datatype stype,
-                             void *rbuf, int rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm) {
+                             const int displs[], MPI_Datatype stype, void *rbuf,
+                             int rcount, MPI_Datatype rtype, int root,
+                             MPI_Comm comm) {
   progress();
   Copies c = scattervCopies(sbuf, scounts, displs, stype, rbuf, rcount, rtype,
                             root, comm);
@@ -379,30 +373,29 @@ DDTC_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
                               MPI_Comm comm) {
   progress();
   Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return done(PMPI_Allgather(c.sp, scount, stype, c.rp, rcount, rtype, comm),
-              c, comm);
+  return done(PMPI_Allgather(c.sp, scount, stype, c.rp, rcount, rtype, comm), c,
+              comm);
 }
-DDTC_EXPORT int MPI_Iallgather(const void *sbuf, int scount,
-                               MPI_Datatype stype, void *rbuf, int rcount,
-                               MPI_Datatype rtype, MPI_Comm comm,
-                               MPI_Request *req) {
+DDTC_EXPORT int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype,
+                               void *rbuf, int rcount, MPI_Datatype rtype,
+                               MPI_Comm comm, MPI_Request *req) {
   progress();
   Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return started(PMPI_Iallgather(c.sp, scount, stype, c.rp, rcount, rtype,
-                                 comm, req),
-                 c, comm, req);
+  return started(
+      PMPI_Iallgather(c.sp, scount, stype, c.rp, rcount, rtype, comm, req), c,
+      comm, req);
 }
 
-DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount,
-                               MPI_Datatype stype, void *rbuf,
-                               const int rcounts[], const int displs[],
-                               MPI_Datatype rtype, MPI_Comm comm) {
+DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype,
+                               void *rbuf, const int rcounts[],
+                               const int displs[], MPI_Datatype rtype,
+                               MPI_Comm comm) {
   progress();
-  Copies c = allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs,
-                              rtype, comm);
-  return done(PMPI_Allgatherv(c.sp, scount, stype, c.rp, rcounts, displs,
-                              rtype, comm),
-              c, comm);
+  Copies c =
+      allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+  return done(
+      PMPI_Allgatherv(c.sp, scount, stype, c.rp, rcounts, displs, rtype, comm),
+      c, comm);
 }
 DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
                                 MPI_Datatype stype, void *rbuf,
@@ -410,8 +403,8 @@ DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
                                 MPI_Datatype rtype, MPI_Comm comm,
                                 MPI_Request *req) {
   progress();
-  Copies c = allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs,
-                              rtype, comm);
+  Copies c =
+      allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
   return started(PMPI_Iallgatherv(c.sp, scount, stype, c.rp, rcounts, displs,
                                   rtype, comm, req),
                  c, comm, req);
@@ -422,17 +415,17 @@ DDTC_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype,
                              MPI_Comm comm) {
   progress();
   Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return done(PMPI_Alltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm),
-              c, comm);
+  return done(PMPI_Alltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm), c,
+              comm);
 }
 DDTC_EXPORT int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype,
                               void *rbuf, int rcount, MPI_Datatype rtype,
                               MPI_Comm comm, MPI_Request *req) {
   progress();
   Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return started(PMPI_Ialltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm,
-                                req),
-                 c, comm, req);
+  return started(
+      PMPI_Ialltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm, req), c,
+      comm, req);
 }
 
 DDTC_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[],
@@ -473,11 +466,10 @@ DDTC_EXPORT int MPI_Alltoallw(const void *sbuf, const int scounts[],
               c, comm);
 }
 DDTC_EXPORT int MPI_Ialltoallw(const void *sbuf, const int scounts[],
-                               const int sdispls[],
-                               const MPI_Datatype stypes[], void *rbuf,
-                               const int rcounts[], const int rdispls[],
-                               const MPI_Datatype rtypes[], MPI_Comm comm,
-                               MPI_Request *req) {
+                               const int sdispls[], const MPI_Datatype stypes[],
+                               void *rbuf, const int rcounts[],
+                               const int rdispls[], const MPI_Datatype rtypes[],
+                               MPI_Comm comm, MPI_Request *req) {
   progress();
   Copies c = alltoallwCopies(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
                              rdispls, rtypes, comm);
@@ -533,9 +525,8 @@ DDTC_EXPORT int MPI_Ireduce_scatter(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, sumCounts(rcounts, comm),
                                  rcounts[rankOf(comm)], type);
-  return started(
-      PMPI_Ireduce_scatter(c.sp, c.rp, rcounts, type, op, comm, req), c, comm,
-      req);
+  return started(PMPI_Ireduce_scatter(c.sp, c.rp, rcounts, type, op, comm, req),
+                 c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf,
@@ -554,9 +545,9 @@ DDTC_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, int64_t(rcount) * groupSize(comm),
                                  rcount, type);
-  return started(PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type, op, comm,
-                                            req),
-                 c, comm, req);
+  return started(
+      PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type, op, comm, req), c,
+      comm, req);
 }
 
 DDTC_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count,

@@ -288,8 +288,7 @@ void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
 /// Keeps the staged copies of a nonblocking collective with its request:
 /// when Wait/Test completes it, `recv` (if any) is copied back to the
 /// device and both are freed.
-void watchStagedRequest(MPI_Request request,
-                        std::unique_ptr<StagedBuffer> send,
+void watchStagedRequest(MPI_Request request, std::unique_ptr<StagedBuffer> send,
                         std::unique_ptr<StagedBuffer> recv, MPI_Comm comm);
 
 //===--- Requests ---------------------------------------------------------===//

@@ -131,8 +131,7 @@ ddtc_mpi_predict_us(long long bytes, int peer) {
 
 /// For tests: device buffers staged through host memory (collectives,
 /// staged types) since MPI_Init.
-__attribute__((visibility("default"))) long long
-ddtc_mpi_staged_buffers(void) {
+__attribute__((visibility("default"))) long long ddtc_mpi_staged_buffers(void) {
   return stagedBuffers.load();
 }
 

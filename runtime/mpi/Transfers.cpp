@@ -982,8 +982,7 @@ int completeHostReceive(void *buf, int count, MPI_Datatype type, MPI_Comm comm,
                               comm, status);
 }
 
-void watchStagedRequest(MPI_Request request,
-                        std::unique_ptr<StagedBuffer> send,
+void watchStagedRequest(MPI_Request request, std::unique_ptr<StagedBuffer> send,
                         std::unique_ptr<StagedBuffer> recv, MPI_Comm comm) {
   if (request == MPI_REQUEST_NULL || (!send && !recv))
     return;

@@ -835,8 +835,7 @@ void suiteCollectives(uint64_t seed) {
     toDevice(dg, g.data(), g.size() * 4);
     MPI_Igather(s.dOrigin(), 1, mt.h, dg, 32, MPI_INT, 0, MPI_COMM_WORLD, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
-    PMPI_Gather(s.hOrigin(), 1, mt.h, g.data(), 32, MPI_INT, 0,
-                MPI_COMM_WORLD);
+    PMPI_Gather(s.hOrigin(), 1, mt.h, g.data(), 32, MPI_INT, 0, MPI_COMM_WORLD);
     std::vector<int> gg(g.size());
     toHost(gg.data(), dg, g.size() * 4);
     if (rank == 0)
