@@ -58,6 +58,8 @@ case "$mode" in
     ;;
   test)
     echo "== running the tests"
-    ctest --test-dir "$build" --output-on-failure
+    # A test without a TIMEOUT of its own gets 10 minutes: a hang fails it
+    # instead of stalling the whole run.
+    ctest --test-dir "$build" --output-on-failure --timeout 600
     ;;
 esac

@@ -9,6 +9,8 @@
 
 #include "Layer.h"
 
+#include "Hash.h"
+
 #include <unistd.h>
 
 #include <fstream>
@@ -35,10 +37,7 @@ uint64_t hostHash() {
   std::string id = name;
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   id += std::string(std::istreambuf_iterator<char>(boot), {});
-  uint64_t h = 1469598103934665603ull; // FNV-1a
-  for (unsigned char c : id)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
+  return rt::hashBytes(id.data(), id.size()).lo;
 }
 
 } // namespace

@@ -236,7 +236,6 @@ namespace {
 /// the first fragments are packed at once, while the answer travels.
 int startPipeSend(Operation &op) {
   op.total = packedBytes(op);
-  op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
   op.stream = threadStream(op.buf);
   op.note = Note{};
   op.note.kind = Note::Pipelined;
@@ -248,8 +247,11 @@ int startPipeSend(Operation &op) {
     op.note = Note{};
     op.note.kind = Note::Pipelined;
     op.error = MPI_SUCCESS;
-    op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
   }
+  // Through IPC the fragment is the model's (startIpcSend); else the
+  // setting's.
+  if (!op.ipc)
+    op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
   if (!op.stream || (!op.ipc && !makeRing(op)))
     return raise(op.comm, MPI_ERR_NO_MEM,
                  "cannot get pinned host memory or a CUDA stream");
@@ -405,13 +407,15 @@ bool usePipeline(Operation &op) {
   int64_t n = packedBytes(op);
   if (n == 0 || p == Protocol::Eager || p == Protocol::Staged)
     return false;
+  // Small messages: eager, unless the model has them faster through IPC
+  // (decided before the communicator lookup: the eager path stays short).
+  bool small = p == Protocol::Auto && n <= settings().eagerLimit;
+  if (small && !smallFasterThroughIpc(n))
+    return false;
   op.pair = commPair(op.comm);
   if (!op.pair)
     return false;
-  // Small messages: eager, unless the model has them faster through IPC.
-  if (p == Protocol::Auto && n <= settings().eagerLimit)
-    return smallFasterThroughIpc(n) && wantIpc(op);
-  return true;
+  return !small || wantIpc(op);
 }
 
 std::atomic<long long> operationsStarted{0};
