@@ -38,8 +38,11 @@
 #                         the test arguments becomes host (pipeline and allred,
 #                         which use device memory anyway, are skipped); OSU
 #                         runs without -d
-#   SUITES_MPIRUN_ARGS    extra mpirun arguments
-#                         (default: --bind-to none --mca pml ob1 --mca btl self,vader)
+#   SUITES_MPIRUN_ARGS    extra mpirun arguments (default: --bind-to none
+#                         --mca pml ob1 --mca btl self,vader --mca op ^avx;
+#                         Open MPI 4.1's AVX reduction component saturates
+#                         8-bit MPI_SUM instead of wrapping, which fails
+#                         coll/allred on plain host buffers without ddtc)
 #   SUITES_TEST_TIMEOUT   seconds per MPICH test without a timeLimit in its list
 #                         (default 180; a list's timeLimit is capped at 300)
 #   SUITES_OSU_TIMEOUT    seconds per OSU run at most (default 60)
@@ -90,7 +93,7 @@ jobs=${jobs:-${SUITES_JOBS:-$(( ncores / 4 > 0 ? ncores / 4 : 1 ))}}
 test_timeout=${SUITES_TEST_TIMEOUT:-180}
 osu_timeout=${SUITES_OSU_TIMEOUT:-60}
 t_end=$(( t_start + ${SUITES_TIME_LIMIT:-470} ))
-read -r -a mpirun_extra <<<"${SUITES_MPIRUN_ARGS:---bind-to none --mca pml ob1 --mca btl self,vader}"
+read -r -a mpirun_extra <<<"${SUITES_MPIRUN_ARGS:---bind-to none --mca pml ob1 --mca btl self,vader --mca op ^avx}"
 case $memkind in device|host) ;; *) echo "SUITES_MEMKIND must be device or host" >&2; exit 2 ;; esac
 
 log() { printf '[%4ds] %s\n' $(( SECONDS - t_start )) "$*"; }
