@@ -5,6 +5,9 @@
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Testing/CheckerOptions.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -22,23 +25,55 @@ std::string hexByte(uint8_t b) {
   return s;
 }
 
-/// A byte buffer whose first byte is aligned to kAlignment.
-class AlignedBuffer {
+/// A byte buffer whose first byte is aligned to kAlignment or, for
+/// EndsAtPage and StartsAtPage, that lies between two inaccessible pages,
+/// its last byte right before one or its first byte right after one.
+class Buffer {
 public:
-  explicit AlignedBuffer(int64_t bytes)
-      : storage_(static_cast<size_t>(bytes + kAlignment)), bytes_(bytes) {
-    uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
-    start_ = static_cast<size_t>((kAlignment - base % kAlignment) % kAlignment);
+  explicit Buffer(int64_t bytes, SourceEdge edge = SourceEdge::Shifted)
+      : bytes_(bytes) {
+    if (edge == SourceEdge::Shifted) {
+      storage_.resize(static_cast<size_t>(bytes + kAlignment));
+      uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+      data_ = storage_.data() + (kAlignment - base % kAlignment) % kAlignment;
+      return;
+    }
+    const int64_t page = sysconf(_SC_PAGESIZE);
+    const int64_t inside = (bytes + page - 1) / page * page;
+    mapBytes_ = static_cast<size_t>(inside + 2 * page);
+    void *map = mmap(nullptr, mapBytes_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+      mapBytes_ = 0;
+      return;
+    }
+    map_ = static_cast<uint8_t *>(map);
+    if (mprotect(map_, static_cast<size_t>(page), PROT_NONE) != 0 ||
+        mprotect(map_ + page + inside, static_cast<size_t>(page),
+                 PROT_NONE) != 0)
+      return;
+    data_ = map_ + page + (edge == SourceEdge::EndsAtPage ? inside - bytes : 0);
   }
-  uint8_t *data() { return storage_.data() + start_; }
+  ~Buffer() {
+    if (map_)
+      munmap(map_, mapBytes_);
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+
+  /// Whether the buffer could be made.
+  bool ok() const { return data_ != nullptr; }
+  uint8_t *data() { return data_; }
   uint8_t &operator[](int64_t i) { return data()[i]; }
   int64_t size() const { return bytes_; }
   std::vector<uint8_t> copy() { return {data(), data() + bytes_}; }
 
 private:
   std::vector<uint8_t> storage_;
+  uint8_t *map_ = nullptr;
+  size_t mapBytes_ = 0;
+  uint8_t *data_ = nullptr;
   int64_t bytes_;
-  size_t start_ = 0;
 };
 
 /// The address `offset` bytes from `base`, which may lie outside the buffer
@@ -75,6 +110,28 @@ bool runsOverlap(const Datatype &type, int64_t count) {
 
 void *KernelBuffers::origin() const {
   return displaced(originBuffer, originAt);
+}
+
+std::string KernelBuffers::describeStrayRead(const KernelCall &call,
+                                             const void *at,
+                                             int64_t bytes) const {
+  // Offsets from displacement 0 (pack) or packed byte numbers (unpack).
+  const uintptr_t zero = call.pack
+                             ? reinterpret_cast<uintptr_t>(origin())
+                             : reinterpret_cast<uintptr_t>(packed()) -
+                                   static_cast<uintptr_t>(call.lo);
+  auto place = [&](const void *p) {
+    return std::to_string(static_cast<int64_t>(
+        reinterpret_cast<uintptr_t>(p) - zero));
+  };
+  const void *end = static_cast<const uint8_t *>(at) + bytes;
+  return call.pack
+             ? "pack read origin offsets [" + place(at) + ", " + place(end) +
+                   "), outside the bytes the type touches [" +
+                   place(readBegin) + ", " + place(readEnd) + ")"
+             : "unpack read packed bytes [" + place(at) + ", " + place(end) +
+                   "), outside its input [" + place(readBegin) + ", " +
+                   place(readEnd) + ")";
 }
 
 KernelChecker::KernelChecker(const Datatype &type, int64_t count,
@@ -115,15 +172,42 @@ std::string KernelChecker::check(const KernelCall &call,
            std::to_string(call.lo) + ", " + std::to_string(call.hi) + ") of " +
            std::to_string(total_) + ")";
   const int64_t guard = options_.guard, lo = call.lo, hi = call.hi;
-  AlignedBuffer origin(spanHi_ - spanLo_ + 2 * guard + call.originShift);
-  AlignedBuffer packed(hi - lo + 2 * guard + call.packedShift);
+  // The bytes before and after the span of each buffer: the guard bands
+  // and the shift, or, on the side of the source that lies at a page, none.
+  const SourceEdge edge = call.sourceEdge;
+  const int64_t edgeBefore = edge == SourceEdge::StartsAtPage ? 0 : guard;
+  const int64_t edgeAfter = edge == SourceEdge::EndsAtPage ? 0 : guard;
+  const bool atPage = edge != SourceEdge::Shifted;
+  const int64_t originBefore =
+      call.pack && atPage ? edgeBefore : guard + call.originShift;
+  const int64_t originAfter = call.pack && atPage ? edgeAfter : guard;
+  const int64_t packedBefore =
+      !call.pack && atPage ? edgeBefore : guard + call.packedShift;
+  const int64_t packedAfter = !call.pack && atPage ? edgeAfter : guard;
+  Buffer origin(originBefore + (spanHi_ - spanLo_) + originAfter,
+                call.pack ? edge : SourceEdge::Shifted);
+  Buffer packed(packedBefore + (hi - lo) + packedAfter,
+                call.pack ? SourceEdge::Shifted : edge);
+  if (!origin.ok() || !packed.ok())
+    return "the checker cannot map a buffer between inaccessible pages";
   KernelBuffers b;
   b.originBuffer = origin.data();
   b.originBytes = origin.size();
-  b.originAt = guard + call.originShift - spanLo_;
+  b.originAt = originBefore - spanLo_;
   b.packedBuffer = packed.data();
   b.packedBytes = packed.size();
-  b.packedAt = guard + call.packedShift;
+  b.packedAt = packedBefore;
+  if (call.pack) {
+    b.sourceBuffer = origin.data();
+    b.sourceBytes = origin.size();
+    b.readBegin = origin.data() + originBefore;
+    b.readEnd = b.readBegin + (spanHi_ - spanLo_);
+  } else {
+    b.sourceBuffer = packed.data();
+    b.sourceBytes = packed.size();
+    b.readBegin = packed.data() + b.packedAt;
+    b.readEnd = b.readBegin + (hi - lo);
+  }
   std::mt19937_64 *rng = options_.random;
   auto poison = [&](int64_t i) {
     return rng ? kConstantPoison : poisonByte(i);
@@ -132,7 +216,7 @@ std::string KernelChecker::check(const KernelCall &call,
 
   // The whole packed stream the reference gives for this call's source.
   std::vector<uint8_t> randomStream;
-  auto packRandomSource = [&](AlignedBuffer &source) {
+  auto packRandomSource = [&](Buffer &source) {
     for (int64_t i = 0; i < source.size(); ++i)
       source[i] = static_cast<uint8_t>((*rng)());
     randomStream.resize(static_cast<size_t>(total_));
@@ -162,7 +246,7 @@ std::string KernelChecker::check(const KernelCall &call,
   } else {
     std::vector<uint8_t> patternInput;
     if (rng) {
-      AlignedBuffer source(origin.size());
+      Buffer source(origin.size());
       packRandomSource(source);
       stream = randomStream.data();
     } else if (!overlap_) {

@@ -6,7 +6,8 @@
 // them) and runs the generic kernels' very source, compiled
 // into this test through CPUEmulation.h, against the reference pack and
 // unpack (the KernelCheck harness): whole and partial ranges, capped grids,
-// aligned and misaligned buffers.
+// aligned and misaligned buffers, and no wide load outside the source bytes
+// the call may read.
 //===----------------------------------------------------------------------===//
 
 #include "TestHarness.h"
@@ -27,7 +28,9 @@
 #include <vector>
 
 // The generic kernels, as libddtc's build compiles them with NVRTC, after
-// the header that lets the host compiler run them.
+// the header that lets the host compiler run them, with their wide loads
+// watched.
+#define DDTC_EMU_WATCH_READS 1
 #include "ddtc/Target/CUDA/CPUEmulation.h"
 
 #include "GenericKernelSources.inc"
@@ -156,11 +159,17 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
                             std::to_string(g.width) + ")";
         auto runKernel = [&](const KernelCall &call,
                              KernelBuffers &b) -> std::string {
+          ddtcEmuWatchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
+                            b.readBegin, b.readEnd);
           if (cfg.grid > 0 &&
               !launch(call.pack, g.width, cfg,
                       static_cast<unsigned char *>(b.origin()),
                       static_cast<unsigned char *>(b.packed()), table.data()))
             return "no generic kernel of width " + std::to_string(g.width);
+          const void *at = nullptr;
+          unsigned long long bytes = 0;
+          if (ddtcEmuStrayRead(at, bytes))
+            return b.describeStrayRead(call, at, static_cast<int64_t>(bytes));
           return "";
         };
         for (bool pack : {true, false}) {

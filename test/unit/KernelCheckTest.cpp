@@ -134,6 +134,87 @@ TEST(KernelCheck, UnpackFaultsAreNamed) {
             "unpack wrote into its packed input, at packed byte 5");
 }
 
+TEST(KernelCheck, SourceAtAPageEdge) {
+  TypeRef t = parse("resized(-8, 40, struct([3, 1], [1, 20], [char, double]))");
+  KernelChecker checker(*t, 3);
+  for (SourceEdge edge : {SourceEdge::EndsAtPage, SourceEdge::StartsAtPage})
+    for (bool pack : {true, false})
+      for (int64_t lo : {0, 5, 33}) {
+        KernelCall call;
+        call.pack = pack;
+        call.lo = lo;
+        call.hi = 33;
+        call.originShift = 3;
+        call.sourceEdge = edge;
+        EXPECT_EQ(checker.check(call, reference(*t, 3)), "");
+      }
+}
+
+TEST(KernelCheck, ReadableBytesAreTheSourceSpan) {
+  // Touched origin bytes [0, 48); packed bytes [4, 20) for the unpack.
+  TypeRef t = parse("vector(3, 2, 5, int)");
+  KernelChecker checker(*t, 1);
+  KernelCall call;
+  call.hi = checker.packedBytes();
+  call.originShift = 5;
+  auto readable = [&](int64_t first, int64_t end) {
+    return [&, first, end](const KernelCall &c, KernelBuffers &b) {
+      const uint8_t *zero = c.pack ? static_cast<const uint8_t *>(b.origin())
+                                   : static_cast<const uint8_t *>(b.packed()) -
+                                         c.lo;
+      EXPECT_EQ(b.readBegin - zero, first);
+      EXPECT_EQ(b.readEnd - zero, end);
+      EXPECT_LE(b.sourceBuffer, b.readBegin);
+      EXPECT_LE(b.readEnd, b.sourceBuffer + b.sourceBytes);
+      return reference(*t, 1)(c, b);
+    };
+  };
+  EXPECT_EQ(checker.check(call, readable(0, 48)), "");
+  call.pack = false;
+  call.lo = 4;
+  call.hi = 20;
+  EXPECT_EQ(checker.check(call, readable(4, 20)), "");
+
+  KernelBuffers b;
+  int64_t origin[8] = {}, packed[8] = {};
+  b.originBuffer = reinterpret_cast<uint8_t *>(origin);
+  b.packedBuffer = reinterpret_cast<uint8_t *>(packed);
+  b.packedAt = 2;
+  b.readBegin = b.packedBuffer + 2;
+  b.readEnd = b.packedBuffer + 18;
+  EXPECT_EQ(b.describeStrayRead(call, b.packedBuffer, 16),
+            "unpack read packed bytes [2, 18), outside its input [4, 20)");
+  call.pack = true;
+  b.readBegin = b.originBuffer;
+  b.readEnd = b.originBuffer + 48;
+  EXPECT_EQ(b.describeStrayRead(call, b.originBuffer + 40, 16),
+            "pack read origin offsets [40, 56), outside the bytes the type "
+            "touches [0, 48)");
+}
+
+TEST(KernelCheckDeathTest, LoadsPastTheSourceAtAPageFault) {
+  TypeRef t = parse("vector(3, 2, 5, int)");
+  KernelChecker checker(*t, 1);
+  KernelCall call;
+  call.hi = checker.packedBytes();
+  auto readAt = [&](int64_t fromEnd) {
+    return [&, fromEnd](const KernelCall &c, KernelBuffers &b) {
+      volatile uint8_t x = fromEnd >= 0 ? b.readEnd[fromEnd] : b.readBegin[-1];
+      (void)x;
+      return reference(*t, 1)(c, b);
+    };
+  };
+  for (bool pack : {true, false}) {
+    call.pack = pack;
+    call.sourceEdge = SourceEdge::EndsAtPage;
+    EXPECT_EQ(checker.check(call, readAt(-1)), "");
+    EXPECT_DEATH(checker.check(call, readAt(0)), "");
+    call.sourceEdge = SourceEdge::StartsAtPage;
+    EXPECT_EQ(checker.check(call, readAt(0)), "");
+    EXPECT_DEATH(checker.check(call, readAt(-1)), "");
+  }
+}
+
 TEST(KernelCheck, BreakingTheReferenceIsCaught) {
   TypeRef t = parse("contiguous(4, double)");
   KernelCheckOptions options;

@@ -3,9 +3,10 @@
 // The one harness that checks a pack or unpack implementation (MPI_Pack, the
 // emitted kernels on the CPU, the generic kernels, libddtc on a GPU) against
 // referencePack/referenceUnpackRange: it lays out patterned or random source
-// bytes and poisoned outputs with guard bands, calls the implementation
-// through a callback, and reports the first byte that differs, inside or
-// outside the range.
+// bytes and poisoned outputs with guard bands (or the source's readable
+// bytes against an inaccessible page), calls the implementation through a
+// callback, and reports the first byte that differs, inside or outside the
+// range.
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_TESTING_KERNELCHECK_H
@@ -21,6 +22,18 @@
 
 namespace ddtc {
 
+/// Where the buffer a call reads (the origin buffer for pack, the packed one
+/// for unpack) lies.
+enum class SourceEdge {
+  /// As the call's shift says, with a guard band on each side.
+  Shifted,
+  /// The bytes the call may read end right before an inaccessible page (the
+  /// shift is ignored), so that a load past them faults.
+  EndsAtPage,
+  /// The bytes the call may read start right after an inaccessible page.
+  StartsAtPage,
+};
+
 /// One call to check: pack (or unpack) the packed bytes [lo, hi) of the
 /// instances.
 struct KernelCall {
@@ -30,6 +43,7 @@ struct KernelCall {
   /// first touched byte (originShift) and packed byte lo (packedShift) sit;
   /// both below 256.
   int64_t originShift = 0, packedShift = 0;
+  SourceEdge sourceEdge = SourceEdge::Shifted;
 };
 
 /// The host buffers of one call, guard bands included. Displacement 0 of the
@@ -43,10 +57,24 @@ struct KernelBuffers {
   uint8_t *packedBuffer = nullptr;
   int64_t packedBytes = 0, packedAt = 0;
 
+  /// The buffer the call reads (the origin buffer for pack, the packed one
+  /// for unpack) and the bytes of it the call may read, [readBegin,
+  /// readEnd): pack, the instances' bytes from the first they touch to the
+  /// last; unpack, packed bytes [lo, hi). An implementation that can watch
+  /// its loads (the CPU emulation) reports one that leaves them with
+  /// describeStrayRead.
+  const uint8_t *sourceBuffer = nullptr;
+  int64_t sourceBytes = 0;
+  const uint8_t *readBegin = nullptr, *readEnd = nullptr;
+
   /// The address of displacement 0 (computed without leaving the buffer in
   /// C++ terms; only for passing on).
   void *origin() const;
   void *packed() const { return packedBuffer + packedAt; }
+  /// The check's result for a load of `bytes` bytes at `at` outside
+  /// [readBegin, readEnd): "pack read origin offsets [X, Y), outside ...".
+  std::string describeStrayRead(const KernelCall &call, const void *at,
+                                int64_t bytes) const;
 };
 
 /// Runs `call` on `buffers`. Returns "" or why it could not run, which is

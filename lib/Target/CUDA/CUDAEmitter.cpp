@@ -190,38 +190,106 @@ __device__ __forceinline__ ulonglong2 ddtc_shl(ulonglong2 x, unsigned f) {
   }
   return r;
 }
-// 16 bytes at any address s, all of them readable, with aligned 16-byte
-// loads: one when s is aligned, else the two aligned vectors that hold
-// [s, s + 16), joined by funnel shifts. An aligned vector holding a byte of
-// an allocation lies in it (allocations are aligned to 256 bytes).
-__device__ __forceinline__ ulonglong2 ddtc_load16(const unsigned char *s) {
+// Bytes [i, i + 8) of t |= x, 0 <= i < 16; x's bytes past byte 15 - i are
+// zero.
+__device__ __forceinline__ void ddtc_put(ulonglong2 &t, unsigned i,
+                                         unsigned long long x) {
+  const unsigned s = 8 * (i & 7);
+  if (i >= 8) {
+    t.y |= x << s;
+  } else {
+    t.x |= x << s;
+    t.y |= (x >> 1) >> (63 - s);
+  }
+}
+// The n bytes at s (1 <= n <= 16) in bytes [0, n) of the result, zeros
+// above, read with the widest aligned accesses inside [s, s + n): no byte
+// outside them is read. For the edges of a source, where an aligned 16-byte
+// vector would reach past the bytes a datatype touches.
+__device__ __forceinline__ ulonglong2 ddtc_load_exact(const unsigned char *s,
+                                                      unsigned n) {
+  ulonglong2 t;
+  t.x = 0;
+  t.y = 0;
+  const unsigned long long a0 = (unsigned long long)s;
+  unsigned a = (unsigned)a0;
+  #pragma unroll 1
+  for (unsigned i = 0; i < n;) {
+    unsigned long long x;
+    unsigned w;
+    if (n - i >= 8 && (a & 7) == 0) {
+      x = *(const unsigned long long *)s;
+      w = 8;
+    } else if (n - i >= 4 && (a & 3) == 0) {
+      x = *(const unsigned int *)s;
+      w = 4;
+    } else if (n - i >= 2 && (a & 1) == 0) {
+      x = *(const unsigned short *)s;
+      w = 2;
+    } else {
+      x = *s;
+      w = 1;
+    }
+    ddtc_put(t, i, x);
+    a += w;
+    s += w;
+    i += w;
+  }
+  return t;
+}
+// Whether the aligned 16-byte vectors from v up to v_end lie inside the
+// readable bytes [lo, hi).
+__device__ __forceinline__ bool ddtc_inside(const ulonglong2 *v,
+                                            const ulonglong2 *v_end,
+                                            const unsigned char *lo,
+                                            const unsigned char *hi) {
+  return (unsigned long long)v >= (unsigned long long)lo &&
+         (unsigned long long)v_end <= (unsigned long long)hi;
+}
+// 16 bytes at any address s, reading nothing outside [lo, hi), which holds
+// [s, s + 16): one aligned 16-byte load when s is aligned, else the two
+// aligned vectors that hold [s, s + 16), joined by funnel shifts, when both
+// lie inside [lo, hi); narrower loads of exactly [s, s + 16) at its edges.
+__device__ __forceinline__ ulonglong2 ddtc_load16(const unsigned char *s,
+                                                  const unsigned char *lo,
+                                                  const unsigned char *hi) {
   const unsigned long long a = (unsigned long long)s;
   const unsigned m = (unsigned)a & 15;
   const ulonglong2 *v = (const ulonglong2 *)(s - m);
   if (m == 0)
     return v[0];
-  return ddtc_shr(v[0], v[1], m);
+  if (ddtc_inside(v, v + 2, lo, hi))
+    return ddtc_shr(v[0], v[1], m);
+  return ddtc_load_exact(s, 16);
 }
 // OR the n bytes at s (1 <= n, f + n <= 16) into bytes [f, f + n) of r,
-// whose bytes there are zero. It reads only the aligned vectors holding
-// [s, s + n).
+// whose bytes there are zero, reading nothing outside [lo, hi), which holds
+// [s, s + n): the aligned vectors holding [s, s + n) where they lie inside
+// [lo, hi), else exactly [s, s + n) with narrower loads.
 __device__ __forceinline__ void ddtc_gather(ulonglong2 &r, unsigned f,
                                             const unsigned char *s,
-                                            unsigned n) {
+                                            unsigned n,
+                                            const unsigned char *lo,
+                                            const unsigned char *hi) {
   const unsigned long long a = (unsigned long long)s;
   const unsigned m = (unsigned)a & 15;
   const ulonglong2 *v = (const ulonglong2 *)(s - m);
-  ulonglong2 y;
-  y.x = 0;
-  y.y = 0;
-  if (m + n > 16)
-    y = v[1];
-  ulonglong2 t = ddtc_shr(v[0], y, m);
-  if (n < 8) {
-    t.x &= (1ull << (8 * n)) - 1;
-    t.y = 0;
-  } else if (n < 16) {
-    t.y &= (1ull << (8 * (n - 8))) - 1;
+  ulonglong2 t;
+  if (ddtc_inside(v, v + (m + n > 16 ? 2 : 1), lo, hi)) {
+    ulonglong2 y;
+    y.x = 0;
+    y.y = 0;
+    if (m + n > 16)
+      y = v[1];
+    t = ddtc_shr(v[0], y, m);
+    if (n < 8) {
+      t.x &= (1ull << (8 * n)) - 1;
+      t.y = 0;
+    } else if (n < 16) {
+      t.y &= (1ull << (8 * (n - 8))) - 1;
+    }
+  } else {
+    t = ddtc_load_exact(s, n);
   }
   t = ddtc_shl(t, f);
   r.x |= t.x;
@@ -554,12 +622,16 @@ void Emitter::emitStridedKernel(bool pack) {
       << "        }\n"
       << "        const long long n = ddtc_min(left, b - a);\n";
   // A whole chunk inside one run: one (pack) or up to three (unpack,
-  // misaligned origin) accesses, no byte assembly.
+  // misaligned origin) accesses, no byte assembly. Pack reads nothing
+  // outside the run, [o - (len - left), o + left).
   if (pack)
-    os_ << "        if (n == 16) {\n"
-        << "          r = ddtc_load16(origin + o);\n"
+    os_ << "        const unsigned char *run_lo = origin + (o - (len - left));\n"
+        << "        const unsigned char *run_hi = origin + (o + left);\n"
+        << "        if (n == 16) {\n"
+        << "          r = ddtc_load16(origin + o, run_lo, run_hi);\n"
         << "        } else {\n"
-        << "          ddtc_gather(r, f, origin + o, (unsigned)n);\n"
+        << "          ddtc_gather(r, f, origin + o, (unsigned)n, run_lo, "
+           "run_hi);\n"
         << "        }\n";
   else
     os_ << "        if (n == 16 && ((unsigned long long)(origin + o) & 15) == "
@@ -612,12 +684,17 @@ void Emitter::emitUnitsKernel(bool pack) {
       << "    const long long a = ddtc_max(at, p.lo);\n"
       << "    const long long b = ddtc_min(at + u[2], p.hi);\n"
       << "    // Byte k of [a, b) is read at sa + k and written at da + k.\n";
+  // Loads stay inside [sa_lo, sa_hi): pack, the unit's bytes in the origin;
+  // unpack, the packed bytes [lo, hi).
   if (pack)
     os_ << "    const unsigned char *sa = origin + delta;\n"
-        << "    unsigned char *da = packed - p.lo;\n";
+        << "    unsigned char *da = packed - p.lo;\n"
+        << "    const unsigned char *sa_lo = sa + at, *sa_hi = sa + (at + "
+           "u[2]);\n";
   else
     os_ << "    const unsigned char *sa = packed - p.lo;\n"
-        << "    unsigned char *da = origin + delta;\n";
+        << "    unsigned char *da = origin + delta;\n"
+        << "    const unsigned char *sa_lo = packed, *sa_hi = sa + p.hi;\n";
   os_ << "    // Lanes take 16-byte chunks aligned at the destination: one "
          "store each,\n"
       << "    // loads as wide as the source allows; the chunks cut by a or b "
@@ -631,13 +708,13 @@ void Emitter::emitUnitsKernel(bool pack) {
          "b);\n"
       << "      if (c0 == cq && c1 == cq + 16) {\n"
       << "        *(ulonglong2 *)(da + cq) =\n"
-      << "            ddtc_load16(sa + cq);\n"
+      << "            ddtc_load16(sa + cq, sa_lo, sa_hi);\n"
       << "      } else {\n"
       << "        ulonglong2 r;\n"
       << "        r.x = 0;\n"
       << "        r.y = 0;\n"
       << "        ddtc_gather(r, (unsigned)(c0 - cq), sa + c0,\n"
-      << "                    (unsigned)(c1 - c0));\n"
+      << "                    (unsigned)(c1 - c0), sa_lo, sa_hi);\n"
       << "        ddtc_scatter(da + c0, r, (unsigned)(c0 - cq),\n"
       << "                     (unsigned)(c1 - c0));\n"
       << "      }\n"
