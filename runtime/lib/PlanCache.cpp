@@ -6,7 +6,10 @@
 //   threadsPerBlock, size, lb, extent,
 //   segments, then per segment: offset, dims, (count, stride) per dim,
 //     runs, (offset, length) per run,
-//   units, then (packed, src, length, wide) per unit (the unit table).
+//   pieces, then (packed, src, length, wide) per piece: the work units with
+//     each run of full units (unitBytes long) that continue one another
+//     joined, so that cutting the pieces at unitBytes, as cutWorkUnits
+//     does, gives the units back exactly, from a file a fraction the size.
 // Every count is checked against the bytes left before anything is sized by
 // it, and the decoded plan against the type before it is used.
 //===----------------------------------------------------------------------===//
@@ -15,6 +18,7 @@
 
 #include "Config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #ifndef DDTC_VERSION
@@ -89,13 +93,20 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
   }
   if (!r.count(units, 4))
     return false;
-  p.units.resize(static_cast<size_t>(units));
-  for (WorkUnit &u : p.units) {
-    int64_t wide;
-    if (!r.next(u.packed) || !r.next(u.src) || !r.next(u.length) ||
-        !r.next(wide))
+  if (units > 0 && p.unitBytes <= 0)
+    return false;
+  for (int64_t i = 0; i < units; ++i) {
+    int64_t packed, src, length, wide;
+    if (!r.next(packed) || !r.next(src) || !r.next(length) || !r.next(wide) ||
+        length <= 0)
       return false;
-    u.wide = wide != 0;
+    // Cut as cutWorkUnits does; steps that never pass the piece's end.
+    for (int64_t at = 0, len; at < length; at += len) {
+      len = std::min(p.unitBytes, length - at);
+      p.units.push_back({packed + at, src + at, len, wide != 0});
+    }
+    if (p.units.size() > static_cast<size_t>(kMaxTableRuns) + kMaxCutUnits)
+      return false;
   }
   return r.done();
 }
@@ -220,13 +231,25 @@ std::string encodePlan(const KernelPlan &p) {
       w.push_back(r.length);
     }
   }
-  w.push_back(static_cast<int64_t>(p.units.size()));
-  for (const WorkUnit &u : p.units) {
+  const size_t piecesAt = w.size();
+  w.push_back(0);
+  int64_t pieces = 0;
+  for (size_t i = 0; i < p.units.size(); ++i) {
+    const WorkUnit &u = p.units[i];
+    const size_t last = w.size() - 4;
+    if (i > 0 && p.units[i - 1].length == p.unitBytes &&
+        w[last] + w[last + 2] == u.packed && w[last + 1] + w[last + 2] == u.src &&
+        w[last + 3] == (u.wide ? 1 : 0)) {
+      w[last + 2] += u.length;
+      continue;
+    }
     w.push_back(u.packed);
     w.push_back(u.src);
     w.push_back(u.length);
     w.push_back(u.wide ? 1 : 0);
+    ++pieces;
   }
+  w[piecesAt] = pieces;
   return std::string(reinterpret_cast<const char *>(w.data()), w.size() * 8);
 }
 

@@ -22,7 +22,7 @@
 namespace ddtc::rt {
 
 /// Bump when the encoding or the planning passes' output changes.
-constexpr int64_t kPlanFormatVersion = 1;
+constexpr int64_t kPlanFormatVersion = 2;
 
 /// The disk cache key of the plan of a tree of hash `tree`.
 Hash128 planCacheKey(const Hash128 &tree);
