@@ -63,8 +63,7 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
   why = "truncated or malformed plan";
   if (!r.next(family) || !r.next(width) || !r.next(bytePath) ||
       !r.next(p.unitBytes) || !r.next(threads) || !r.next(p.layout.size) ||
-      !r.next(p.layout.lb) || !r.next(p.layout.extent) ||
-      !r.count(segments, 3))
+      !r.next(p.layout.lb) || !r.next(p.layout.extent) || !r.count(segments, 3))
     return false;
   if (family != static_cast<int64_t>(KernelFamily::Strided) &&
       family != static_cast<int64_t>(KernelFamily::Units))
@@ -142,8 +141,8 @@ bool checkAgainst(const KernelPlan &p, const Datatype &type, std::string &why) {
         return false;
       }
       first = std::min<__int128>(first, r.offset);
-      last = std::max<__int128>(last, static_cast<__int128>(r.offset) +
-                                          r.length);
+      last =
+          std::max<__int128>(last, static_cast<__int128>(r.offset) + r.length);
       pointBytes += r.length;
     }
     for (const Dim &d : s.dims) {
@@ -238,8 +237,8 @@ std::string encodePlan(const KernelPlan &p) {
     const WorkUnit &u = p.units[i];
     const size_t last = w.size() - 4;
     if (i > 0 && p.units[i - 1].length == p.unitBytes &&
-        w[last] + w[last + 2] == u.packed && w[last + 1] + w[last + 2] == u.src &&
-        w[last + 3] == (u.wide ? 1 : 0)) {
+        w[last] + w[last + 2] == u.packed &&
+        w[last + 1] + w[last + 2] == u.src && w[last + 3] == (u.wide ? 1 : 0)) {
       w[last + 2] += u.length;
       continue;
     }
@@ -253,8 +252,8 @@ std::string encodePlan(const KernelPlan &p) {
   return std::string(reinterpret_cast<const char *>(w.data()), w.size() * 8);
 }
 
-bool decodePlan(const std::string &bytes, const Datatype &type,
-                KernelPlan &out, std::string &why) {
+bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
+                std::string &why) {
   KernelPlan p;
   if (!decodeRaw(bytes, p, why) || !checkAgainst(p, type, why))
     return false;

@@ -34,8 +34,8 @@ std::string encodePlan(const KernelPlan &plan);
 /// passes could have made for `type`: the same size, lb and extent, every
 /// source byte within the type's true bounds, work units that tile the
 /// instance in order. Fails with `why` set, leaving `out` alone.
-bool decodePlan(const std::string &bytes, const Datatype &type,
-                KernelPlan &out, std::string &why);
+bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
+                std::string &why);
 
 /// Looks the plan of `type` (tree hash `tree`) up in `disk`; false when
 /// there is none or it is not trusted (then a verbose line says why).

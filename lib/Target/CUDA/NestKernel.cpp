@@ -145,7 +145,8 @@ int64_t blocksStartingBefore(const std::vector<NestLevel> &levels, size_t d,
   const int64_t i = q / l.packedStride;
   if (i >= l.count)
     return l.count * inner;
-  return i * inner + blocksStartingBefore(levels, d + 1, q - i * l.packedStride);
+  return i * inner +
+         blocksStartingBefore(levels, d + 1, q - i * l.packedStride);
 }
 
 } // namespace
@@ -206,9 +207,9 @@ std::string nestKernelPrefix(int width) {
 }
 
 EmittedKernels emitNestKernels(int width) {
-  assert((width == 1 || width == 2 || width == 4 || width == 8 ||
-          width == 16) &&
-         "the access width must be a power of two up to 16");
+  assert(
+      (width == 1 || width == 2 || width == 4 || width == 8 || width == 16) &&
+      "the access width must be a power of two up to 16");
   EmittedKernels out;
   const std::string prefix = nestKernelPrefix(width);
   out.packName = prefix + "_pack";
@@ -242,12 +243,20 @@ LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
   const int64_t first =
       blocksStartingBefore(levels, 0, lo - nest.length + 1 - nest.packedBase);
   const int64_t end = blocksStartingBefore(levels, 0, hi - nest.packedBase);
-  const int64_t chunks = nest.length / nest.width + (nest.length % nest.width != 0);
+  const int64_t chunks =
+      nest.length / nest.width + (nest.length % nest.width != 0);
   const int64_t numChunks = lo < hi ? (end - first) * chunks : 0;
   const MagicDivisor cd = makeMagicDivisor(chunks);
-  cfg.params = {lo,        hi,     first,         numChunks,
-                chunks,    cd.mul, cd.shift,      nest.length,
-                nest.srcBase, nest.packedBase,
+  cfg.params = {lo,
+                hi,
+                first,
+                numChunks,
+                chunks,
+                cd.mul,
+                cd.shift,
+                nest.length,
+                nest.srcBase,
+                nest.packedBase,
                 static_cast<int64_t>(levels.size())};
   // Innermost first; unused levels count 1 with zero strides.
   std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
