@@ -13,11 +13,11 @@ const BuiltinKernel *findBuiltinCubin(const std::string &shape, int arch) {
   return nullptr;
 }
 
-const BuiltinKernel *findBuiltinGeneric(int width, int arch) {
+const BuiltinKernel *findBuiltinGeneric(const std::string &shape, int arch) {
   const BuiltinKernel *best = nullptr;
   for (size_t i = 0; i < kNumBuiltinKernels; ++i) {
     const BuiltinKernel &k = kBuiltinKernels[i];
-    if (k.width != width)
+    if (shape != k.shape)
       continue;
     if (!k.ptx && k.arch == arch)
       return &k;

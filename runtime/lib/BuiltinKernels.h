@@ -1,6 +1,6 @@
 //===- BuiltinKernels.h - Generic kernels compiled with the library --*- C++ -*-===//
 //
-// The work-unit kernels of every access width, compiled by NVRTC when the
+// The generic kernels (work-unit and nest) of every access width, compiled by NVRTC when the
 // library is built (runtime/tools/ddtc-builtin-kernels writes
 // BuiltinKernels.gen.cpp):
 // PTX for a low virtual architecture, which the driver compiles for any
@@ -16,7 +16,7 @@
 namespace ddtc::rt {
 
 struct BuiltinKernel {
-  const char *shape; ///< kernelShapeKey, "units.w8"
+  const char *shape; ///< kernelShapeKey, "units.w8", or nestShapeKey
   int width;
   bool ptx; ///< PTX (NUL-terminated) or a cubin
   int arch; ///< compute_XX of the PTX, sm_XX of the cubin
@@ -32,10 +32,10 @@ extern const char *const kBuiltinKernelsNote;
 /// The cubin of `shape` for exactly sm_`arch`, or null.
 const BuiltinKernel *findBuiltinCubin(const std::string &shape, int arch);
 
-/// What runs the generic kernel of `width` on a GPU of sm_`arch`: the cubin
+/// What runs the generic kernel of `shape` on a GPU of sm_`arch`: the cubin
 /// for that architecture, else PTX of an architecture not above it; null
 /// when there is none.
-const BuiltinKernel *findBuiltinGeneric(int width, int arch);
+const BuiltinKernel *findBuiltinGeneric(const std::string &shape, int arch);
 
 } // namespace ddtc::rt
 

@@ -146,6 +146,17 @@ const DiskCache &KernelCache::disk() {
   return *disk_;
 }
 
+const DiskCache &KernelCache::planDisk() {
+  std::lock_guard<std::mutex> lock(diskMutex_);
+  if (!planDisk_) {
+    const std::string &dir = config().cacheDir;
+    planDisk_ = std::make_unique<DiskCache>(dir.empty() ? "" : dir + "/plans");
+    if (!planDisk_->usable())
+      logVerbose("plans are not kept on disk: " + planDisk_->reason());
+  }
+  return *planDisk_;
+}
+
 std::string KernelCache::keyCompilerVersion(const DiskCache &d) {
   std::lock_guard<std::mutex> lock(versionMutex_);
   if (!keyCompiler_.empty())
@@ -435,6 +446,7 @@ void KernelCache::resetForTesting() {
   noted_ = false;
   std::lock_guard<std::mutex> lock(diskMutex_);
   disk_.reset();
+  planDisk_.reset();
 }
 
 Status KernelCache::compileForTesting(const std::string &source,

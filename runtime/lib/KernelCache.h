@@ -73,6 +73,8 @@ struct Stats {
       genericLaunches{0}, specializedLaunches{0}, moduleLoads{0},
       tableUploads{0};
   std::atomic<int64_t> compileMicros{0};
+  /// Plans read from and written to the disk cache (not in ddtc_stats).
+  std::atomic<int64_t> planDiskHits{0}, planDiskWrites{0};
 };
 Stats &stats();
 
@@ -101,6 +103,9 @@ public:
 
   /// The disk cache of the current settings (created on first use).
   const DiskCache &disk();
+  /// Its folder of plans ("plans" in the cache folder; PlanCache.h), kept
+  /// apart so that kernels and plans are counted and cleared apart.
+  const DiskCache &planDisk();
 
   /// Forgets every entry and the disk cache object and reads the settings
   /// again. Only for tests, with no compile in flight.
@@ -143,7 +148,7 @@ public:
 private:
   std::mutex mapMutex_;
   std::map<std::pair<std::string, int>, std::shared_ptr<KernelEntry>> entries_;
-  std::unique_ptr<DiskCache> disk_;
+  std::unique_ptr<DiskCache> disk_, planDisk_;
   std::mutex diskMutex_;
 
   struct Job {

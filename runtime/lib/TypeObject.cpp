@@ -1,9 +1,10 @@
 //===- TypeObject.cpp - Committing types and launching their kernels ------===//
 //
 // Which kernel a call runs: the specialized one once its cache entry is
-// ready; until then the generic (work-unit) kernel built into the library,
-// when there is one for the type's access width and its unit table is not
-// too large; otherwise the call waits for the compile.
+// ready; until then a generic kernel built into the library: the nest
+// kernels (one launch per nest) for a strided layout, whatever its size;
+// the work-unit kernel of the type's access width for any other layout whose
+// unit table is not too large. Otherwise the call waits for the compile.
 //===----------------------------------------------------------------------===//
 
 #include "TypeObject.h"
@@ -12,6 +13,7 @@
 #include "Config.h"
 #include "GenericPlan.h"
 #include "Hash.h"
+#include "PlanCache.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
@@ -34,7 +36,7 @@ int commitArchitecture() {
   return std::stoi(config().defaultArch);
 }
 
-/// Makes t.generic on first need. Requires t.m.
+/// Makes t.nests or t.generic on first need. Requires t.m.
 void ensureGenericPlan(ddtc_type_s &t) {
   if (t.genericTried)
     return;
@@ -43,6 +45,16 @@ void ensureGenericPlan(ddtc_type_s &t) {
     t.generic = t.specialized; // same kernels, same table
     return;
   }
+  // A strided layout: its nests describe it whatever its number of blocks,
+  // with no table to build.
+  std::vector<Nest> nests;
+  std::string why;
+  if (splitIntoNests(t.specialized->layout, nests, why)) {
+    t.nests = std::make_shared<const std::vector<Nest>>(std::move(nests));
+    return;
+  }
+  logVerbose("type " + t.name + ": no nest kernel (" + why +
+             "); trying the work-unit kernels");
   KernelPlan plan;
   if (!makeUnitsPlan(t.specialized->layout, config().genericMaxUnits, plan)) {
     logVerbose("type " + t.name + ": no generic kernel (more than " +
@@ -55,13 +67,27 @@ void ensureGenericPlan(ddtc_type_s &t) {
   t.generic = std::make_shared<const KernelPlan>(std::move(plan));
 }
 
-/// The built-in generic kernel that serves `t` on sm_`arch`, or null.
-/// Requires t.m.
-const BuiltinKernel *genericKernel(ddtc_type_s &t, int arch) {
+/// Index of a nest kernel's width in TypeOnContext::nest.
+int widthIndex(int width) { return __builtin_ctz(static_cast<unsigned>(width)); }
+
+/// The built-in work-unit kernel that serves `t` on sm_`arch`, or null (also
+/// when the nest kernels serve it). Requires t.m.
+const BuiltinKernel *unitsKernel(ddtc_type_s &t, int arch) {
   ensureGenericPlan(t);
-  return t.generic
-             ? findBuiltinGeneric(static_cast<int>(t.generic->width), arch)
-             : nullptr;
+  return t.generic ? findBuiltinGeneric(kernelShapeKey(*t.generic), arch)
+                   : nullptr;
+}
+
+/// Whether a built-in generic kernel serves `t` on sm_`arch`. Requires t.m.
+bool hasGeneric(ddtc_type_s &t, int arch) {
+  ensureGenericPlan(t);
+  if (t.nests) {
+    for (const Nest &n : *t.nests)
+      if (!findBuiltinGeneric(nestShapeKey(n.width), arch))
+        return false;
+    return true;
+  }
+  return unitsKernel(t, arch) != nullptr;
 }
 
 ArchKernels *findKernels(ddtc_type_s &t, int arch) {
@@ -89,7 +115,34 @@ struct Selected {
   const LoadedModule *module = nullptr;
   CUdeviceptr table = 0;
   bool specialized = false;
+  /// Set instead of plan and module when the nest kernels serve the call.
+  const std::vector<Nest> *nests = nullptr;
+  const LoadedModule *const *nestModules = nullptr;
 };
+
+/// Loads the built-in nest kernels `t`'s nests use on `tc`'s context.
+/// Requires t.m.
+Status loadNestKernels(const ddtc_type_s &t, const DriverAPI &api,
+                       TypeOnContext &tc) {
+  for (const Nest &n : *t.nests) {
+    const LoadedModule *&slot = tc.nest[widthIndex(n.width)];
+    if (slot)
+      continue;
+    const BuiltinKernel *k = findBuiltinGeneric(nestShapeKey(n.width),
+                                                tc.dc->arch);
+    if (!k)
+      return Status::error(DDTC_ERROR_INTERNAL,
+                           "no built-in nest kernel of width " +
+                               std::to_string(n.width));
+    const std::string prefix = nestKernelPrefix(n.width);
+    Status s = loadModule(api, *tc.dc,
+                          static_cast<uint64_t>(k - kBuiltinKernels) + 1,
+                          k->data, prefix + "_pack", prefix + "_unpack", slot);
+    if (!s.ok())
+      return s;
+  }
+  return Status::success();
+}
 
 Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
               Selected &sel) {
@@ -114,7 +167,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       return Status::success();
     }
     const JitMode mode = config().jit;
-    const BuiltinKernel *generic = genericKernel(t, dc.arch);
+    const bool generic = hasGeneric(t, dc.arch);
     const bool genericOnly = mode == JitMode::Generic && generic;
     if (!tc->kernels) {
       const ArchKernels *k = findKernels(t, dc.arch);
@@ -144,12 +197,22 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
                  s.message + "); the generic ones serve it");
       tc->specializedUnusable = true;
     }
+    if (generic && t.nests) {
+      Status s = loadNestKernels(t, api, *tc);
+      if (!s.ok())
+        return s;
+      sel = Selected();
+      sel.nests = t.nests.get();
+      sel.nestModules = tc->nest;
+      return Status::success();
+    }
     if (generic) {
       if (!tc->generic) {
+        const BuiltinKernel *units = unitsKernel(t, dc.arch);
         std::string prefix = kernelSymbolPrefix(kernelShapeKey(*t.generic));
         Status s = loadModule(
-            api, dc, static_cast<uint64_t>(generic - kBuiltinKernels) + 1,
-            generic->data, prefix + "_pack", prefix + "_unpack", tc->generic);
+            api, dc, static_cast<uint64_t>(units - kBuiltinKernels) + 1,
+            units->data, prefix + "_pack", prefix + "_unpack", tc->generic);
         if (!s.ok())
           return s;
       }
@@ -191,29 +254,52 @@ struct MemoEntry {
   PlannedType planned;
 };
 
+/// Plans smaller than this (work units plus runs listed) are not written to
+/// disk: planning them costs less than reading them back.
+constexpr size_t kPlanStoreMinItems = 256;
+
+size_t planItems(const KernelPlan &p) {
+  size_t n = p.units.size();
+  for (const Segment &s : p.layout.segments)
+    n += s.runs.size();
+  return n;
+}
+
 /// Fails with `error` set when the type cannot be planned (too large a
 /// table): nothing is remembered, so each commit of it fails the same way.
-bool planOnce(const TypeRef &type, PlannedType &out, std::string &error) {
+bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
+              std::string &error) {
   static std::mutex m;
   static std::unordered_map<Hash128, MemoEntry, Hash128Hasher> memo;
   // Keyed by the tree's hash (one walk, no text); a hit is confirmed by
   // comparing the trees, so a hash collision costs a re-plan, never the
   // plan of another layout. (The disk cache trusts its 128-bit key alone:
-  // it keeps no kernel source to compare. Here the tree is at hand and the
-  // check costs one comparison per new handle, against planning.)
+  // it keeps no tree to compare, but checks the plan against the type.)
   const Hash128 key = hashTree(*type);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = memo.find(key);
-        it != memo.end() && equalTrees(*it->second.tree, *type)) {
+        it != memo.end() && (it->second.tree == type ||
+                             equalTrees(*it->second.tree, *type))) {
       out = it->second.planned;
       return true;
     }
   }
   PlannedType planned;
   auto plan = std::make_shared<KernelPlan>();
-  if (!planKernel(*type, *plan, error))
-    return false;
+  const DiskCache *disk = nullptr;
+  if (!config().cacheDisabled)
+    if (const DiskCache &d = KernelCache::get().planDisk(); d.usable())
+      disk = &d;
+  if (disk && loadPlan(*disk, key, *type, name, *plan)) {
+    ++stats().planDiskHits;
+  } else {
+    if (!planKernel(*type, *plan, error))
+      return false;
+    if (disk && planItems(*plan) >= kPlanStoreMinItems &&
+        storePlan(*disk, key, name, *plan))
+      ++stats().planDiskWrites;
+  }
   if (isUnits(*plan))
     planned.table =
         std::make_shared<const std::vector<int64_t>>(encodeUnitTable(*plan));
@@ -246,7 +332,7 @@ Status commitType(ddtc_type_s &t) {
   }
   PlannedType planned;
   std::string error;
-  if (!planOnce(t.type, planned, error))
+  if (!planOnce(t.type, t.name, planned, error))
     return Status::error(DDTC_ERROR_UNSUPPORTED_TYPE,
                          "ddtc_type_commit: type " + t.name +
                              " cannot be planned: " + error);
@@ -254,7 +340,7 @@ Status commitType(ddtc_type_s &t) {
   t.specializedTable = std::move(planned.table);
   t.commitArch = commitArchitecture();
   const JitMode mode = config().jit;
-  if (mode == JitMode::Generic && genericKernel(t, t.commitArch)) {
+  if (mode == JitMode::Generic && hasGeneric(t, t.commitArch)) {
     t.committed.store(true, std::memory_order_release);
     return Status::success();
   }
@@ -262,7 +348,7 @@ Status commitType(ddtc_type_s &t) {
   if (!k->entry->ready()) {
     // Calls will need the generic kernel meanwhile (or instead): prepare its
     // plan now rather than in the first call.
-    const bool generic = genericKernel(t, t.commitArch) != nullptr;
+    const bool generic = hasGeneric(t, t.commitArch);
     if (k->entry->failed()) {
       if (!generic) {
         Status failure = k->entry->failure;
@@ -290,7 +376,7 @@ Status waitType(ddtc_type_s &t) {
     // DDTC_JIT=generic never compiles while the generic kernel serves the
     // type: there is nothing to wait for.
     if (!k && config().jit == JitMode::Generic &&
-        genericKernel(t, t.commitArch))
+        hasGeneric(t, t.commitArch))
       return Status::success();
     if (!k)
       k = addKernels(t, t.commitArch, /*wait=*/false);
@@ -313,7 +399,7 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info) {
   info.uses_work_units = isUnits(*t.specialized);
   info.width = static_cast<int>(t.specialized->width);
   info.arch = t.commitArch;
-  info.generic_available = genericKernel(t, t.commitArch) != nullptr;
+  info.generic_available = hasGeneric(t, t.commitArch);
   copyShape(kernelShapeKey(*t.specialized), info.shape);
   info.origin = DDTC_KERNEL_NONE;
   if (const ArchKernels *k = findKernels(t, t.commitArch)) {
@@ -383,25 +469,48 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   s = select(t, *api, *dc, sel);
   if (!s.ok())
     return s;
+  CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
+  CUdeviceptr p = reinterpret_cast<uintptr_t>(packed);
+  CUdeviceptr u = sel.table;
+  auto launch = [&](const LoadedModule &m, const LaunchConfig &cfg) {
+    void *args[4] = {&o, &p, const_cast<int64_t *>(cfg.params.data()), &u};
+    CUresult rc = api->cuLaunchKernel(
+        pack ? m.pack : m.unpack, static_cast<unsigned>(cfg.grid), 1, 1,
+        static_cast<unsigned>(cfg.block), 1, 1, 0,
+        static_cast<CUstream>(stream), args, nullptr);
+    return rc == CUDA_SUCCESS
+               ? Status::success()
+               : Status::error(DDTC_ERROR_CUDA,
+                               std::string(fn) + ": " +
+                                   describeError(*api, "cuLaunchKernel", rc));
+  };
+  if (sel.nests) {
+    // One launch per nest that holds bytes of [lo, hi), in one stream.
+    for (const Nest &n : *sel.nests) {
+      LaunchConfig cfg = computeNestLaunch(n, t.specialized->layout.size,
+                                           t.specialized->layout.extent,
+                                           count, lo, hi, maxCtas);
+      if (!cfg.error.empty())
+        return Status::error(DDTC_ERROR_INTERNAL,
+                             std::string(fn) + ": " + cfg.error);
+      if (cfg.grid == 0)
+        continue;
+      s = launch(*sel.nestModules[widthIndex(n.width)], cfg);
+      if (!s.ok())
+        return s;
+    }
+    ++stats().genericLaunches;
+    return Status::success();
+  }
   LaunchConfig cfg = computeLaunch(*sel.plan, count, lo, hi, maxCtas);
   if (!cfg.error.empty())
     return Status::error(DDTC_ERROR_INTERNAL,
                          std::string(fn) + ": " + cfg.error);
   if (cfg.grid == 0)
     return Status::success();
-  CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
-  CUdeviceptr p = reinterpret_cast<uintptr_t>(packed);
-  CUdeviceptr u = sel.table;
-  void *args[4] = {&o, &p, cfg.params.data(), &u};
-  CUfunction f = pack ? sel.module->pack : sel.module->unpack;
-  CUresult rc =
-      api->cuLaunchKernel(f, static_cast<unsigned>(cfg.grid), 1, 1,
-                          static_cast<unsigned>(cfg.block), 1, 1, 0,
-                          static_cast<CUstream>(stream), args, nullptr);
-  if (rc != CUDA_SUCCESS)
-    return Status::error(DDTC_ERROR_CUDA,
-                         std::string(fn) + ": " +
-                             describeError(*api, "cuLaunchKernel", rc));
+  s = launch(*sel.module, cfg);
+  if (!s.ok())
+    return s;
   ++(sel.specialized ? stats().specializedLaunches : stats().genericLaunches);
   return Status::success();
 }

@@ -1,7 +1,8 @@
 //===- TypeObject.h - What a ddtc_type holds --------------------*- C++ -*-===//
 //
 // A type's tree, its kernel plans once committed (the specialized plan of the
-// planning passes, and the work-unit plan the generic kernels run), the
+// planning passes, and what the generic kernels run: the nests of a strided
+// layout, else a work-unit plan), the
 // cache entries of its specialized kernels per architecture, and per CUDA
 // context its loaded kernels and uploaded work-unit tables.
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "KernelCache.h"
 
 #include "ddtc/Core/Datatype.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 
 namespace ddtc::rt {
 
@@ -26,6 +28,8 @@ struct TypeOnContext {
   DeviceContext *dc = nullptr;
   cu::CUdeviceptr specializedTable = 0, genericTable = 0;
   const LoadedModule *specialized = nullptr, *generic = nullptr;
+  /// The nest kernels, by access width (index log2 of it).
+  const LoadedModule *nest[5] = {};
   const ArchKernels *kernels = nullptr;
   /// The specialized kernels could not be loaded here: the generic ones
   /// serve the type (when there are).
@@ -47,9 +51,12 @@ struct ddtc_type_s {
   std::shared_ptr<const ddtc::KernelPlan> specialized;
   /// When specialized is a Units plan; shared as the plan is.
   std::shared_ptr<const std::vector<int64_t>> specializedTable;
-  /// The generic kernels' plan: `specialized` itself when that is a Units
-  /// plan; null when none could be made (too many units). Made on first need.
+  /// What the generic kernels run, made on first need: for a strided plan,
+  /// its nests (the nest kernels, no table); else the work-unit plan,
+  /// `specialized` itself when that is a Units plan. Neither when the layout
+  /// splits into too many nests and has too many units.
   bool genericTried = false;
+  std::shared_ptr<const std::vector<ddtc::Nest>> nests;
   std::shared_ptr<const ddtc::KernelPlan> generic;
   std::shared_ptr<const std::vector<int64_t>> genericTable;
   std::vector<std::unique_ptr<ddtc::rt::ArchKernels>> kernels;

@@ -4,7 +4,8 @@
 // lets the runtime's GPU path run where there is no GPU: one fake device
 // (sm_90, or DDTC_FAKE_ARCH), "device" memory that is host memory (so
 // pointers are unified, as on a real 64-bit system), mapped, registered and
-// managed host memory, and kernel launches of the generic work-unit kernels,
+// managed host memory, and kernel launches of the generic kernels (work-unit
+// and nest),
 // whose source is compiled into this library through CPUEmulation.h.
 // Modules load any image; only functions named like the generic kernels can
 // be found in them (the specialized strided kernels cannot run here). Memory
@@ -432,6 +433,7 @@ void drainAll() { drainStreams(false); }
 struct FakeFunction {
   bool pack;
   int width;
+  bool nest;
 };
 int moduleStorage;
 
@@ -595,22 +597,25 @@ CUresult cuModuleUnload(void *) { return kSuccess; }
 CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
   // Filled once, so that threads looking up functions write nothing shared.
   static struct Functions {
-    FakeFunction f[2][17];
+    FakeFunction f[2][2][17];
     Functions() {
-      for (int pack = 0; pack < 2; ++pack)
-        for (int w = 0; w < 17; ++w)
-          f[pack][w] = {pack == 1, w};
+      for (int nest = 0; nest < 2; ++nest)
+        for (int pack = 0; pack < 2; ++pack)
+          for (int w = 0; w < 17; ++w)
+            f[nest][pack][w] = {pack == 1, w, nest == 1};
     }
   } functions;
   int width = 0;
-  char dir[16] = "";
-  if (std::sscanf(name, "ddtc_units_w%d_%15s", &width, dir) != 2 ||
+  char kind[8] = "", dir[16] = "";
+  if (std::sscanf(name, "ddtc_%7[a-z]_w%d_%15s", kind, &width, dir) != 3 ||
       !(width == 1 || width == 2 || width == 4 || width == 8 || width == 16))
     return kNotFound;
+  const bool nest = std::strcmp(kind, "nest") == 0;
   bool pack = std::strcmp(dir, "pack") == 0;
-  if (!pack && std::strcmp(dir, "unpack") != 0)
+  if ((!nest && std::strcmp(kind, "units") != 0) ||
+      (!pack && std::strcmp(dir, "unpack") != 0))
     return kNotFound;
-  *f = &functions.f[pack][width];
+  *f = &functions.f[nest][pack][width];
   return kSuccess;
 }
 CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
@@ -629,7 +634,13 @@ CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
   using MO = unsigned char *;
 #define DDTC_FAKE_WIDTH(W)                                                     \
   case W:                                                                      \
-    if (f->pack)                                                               \
+    if (f->nest && f->pack)                                                    \
+      enqueueRun<ddtc_nest_w##W##_params, CO, MO>(*s, ddtc_nest_w##W##_pack,   \
+                                                  gx, bx, params);             \
+    else if (f->nest)                                                          \
+      enqueueRun<ddtc_nest_w##W##_params, MO, CO>(*s, ddtc_nest_w##W##_unpack, \
+                                                  gx, bx, params);             \
+    else if (f->pack)                                                          \
       enqueueRun<ddtc_units_w##W##_params, CO, MO>(*s, ddtc_units_w##W##_pack, \
                                                    gx, bx, params);            \
     else                                                                       \

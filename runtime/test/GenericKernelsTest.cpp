@@ -1,13 +1,16 @@
 //===- GenericKernelsTest.cpp - The generic kernels, run on the CPU -------===//
 //
-// Every type can be served by a generic (work-unit) kernel while its
-// specialized kernel compiles. This test builds the work-unit plan of random
-// types (makeUnitsPlan, and with long units as very large instances get
-// them) and runs the generic kernels' very source, compiled
-// into this test through CPUEmulation.h, against the reference pack and
-// unpack (the KernelCheck harness): whole and partial ranges, capped grids,
-// aligned and misaligned buffers, and no wide load outside the source bytes
-// the call may read.
+// Every type can be served by a generic kernel while its specialized kernel
+// compiles: the nest kernels for layouts that split into a few strided
+// nests, the work-unit kernels for the others. This test builds the nests
+// (splitIntoNests) and the work-unit plan (makeUnitsPlan, and with long
+// units as very large instances get them) of random types, random strided
+// nests and large strided layouts, and runs the generic kernels' very
+// source, compiled into this test through CPUEmulation.h, against the
+// reference pack and unpack (the KernelCheck harness): whole and partial
+// ranges, capped grids, aligned and misaligned buffers, and no wide load
+// outside the source bytes the call may read. It prints which kernels each
+// fixed case ran and how often each kernel served.
 //===----------------------------------------------------------------------===//
 
 #include "TestHarness.h"
@@ -17,12 +20,14 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 #include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +92,158 @@ bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
   return false;
 }
 
+/// Runs the nest pack (or unpack) kernel of `width`.
+bool launchNest(bool pack, int width, const LaunchConfig &cfg,
+                unsigned char *origin, unsigned char *packed) {
+#define DDTC_WIDTH_CASE(W)                                                     \
+  case W:                                                                      \
+    if (cfg.params.size() * 8 != sizeof(ddtc_nest_w##W##_params))              \
+      return false;                                                            \
+    if (pack)                                                                  \
+      runPack(ddtc_nest_w##W##_pack, cfg, origin, packed, nullptr);            \
+    else                                                                       \
+      runUnpack(ddtc_nest_w##W##_unpack, cfg, origin, packed, nullptr);        \
+    return true;
+  switch (width) {
+    DDTC_WIDTH_CASE(1)
+    DDTC_WIDTH_CASE(2)
+    DDTC_WIDTH_CASE(4)
+    DDTC_WIDTH_CASE(8)
+    DDTC_WIDTH_CASE(16)
+  }
+#undef DDTC_WIDTH_CASE
+  return false;
+}
+
+/// The kernels each variant served, for the summary line.
+std::map<std::string, int> &servedBy() {
+  static std::map<std::string, int> counts;
+  return counts;
+}
+
+/// The random ranges of a case: the whole stream and two random ones.
+std::vector<std::pair<int64_t, int64_t>> rangesOf(int64_t total,
+                                                  std::mt19937_64 &rng) {
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{0, total}};
+  for (int i = 0; i < 2; ++i) {
+    int64_t a = static_cast<int64_t>(rng() % (total + 1));
+    int64_t b = static_cast<int64_t>(rng() % (total + 1));
+    ranges.push_back({std::min(a, b), std::max(a, b)});
+  }
+  return ranges;
+}
+
+/// Checks the nest kernels on one type, one launch per nest per call as the
+/// runtime makes them. Sets `kernels` to the nest kernels used ("nest.w8
+/// x2"), or to "" when the layout does not split into few enough nests.
+std::string checkNests(const Datatype &type, int64_t count,
+                       std::mt19937_64 &rng, std::string &kernels) {
+  kernels.clear();
+  KernelPlan spec;
+  std::string error;
+  if (!planKernel(type, spec, error))
+    return "planKernel failed: " + error;
+  std::vector<Nest> nests;
+  if (!splitIntoNests(spec.layout, nests, error))
+    return "";
+  std::map<int, int> widths;
+  int64_t bytes = 0;
+  for (const Nest &n : nests) {
+    ++widths[n.width];
+    int64_t points = 1;
+    for (const NestLevel &l : n.levels)
+      points *= l.count;
+    bytes += points * n.length;
+  }
+  if (bytes != spec.layout.size)
+    return "the nests hold " + std::to_string(bytes) + " of " +
+           std::to_string(spec.layout.size) + " bytes";
+  for (auto [w, n] : widths) {
+    kernels += (kernels.empty() ? "" : ", ") + nestShapeKey(w);
+    if (n > 1)
+      kernels += " x" + std::to_string(n);
+    ++servedBy()[nestShapeKey(w)];
+  }
+  KernelChecker checker(type, count);
+  if (!checker.error().empty())
+    return checker.error();
+  const int64_t total = checker.packedBytes();
+  const int64_t caps[] = {0, 1 + static_cast<int64_t>(rng() % 3)};
+  for (int misalign = 0; misalign < 2; ++misalign)
+    for (auto [lo, hi] : rangesOf(total, rng))
+      for (int64_t cap : caps) {
+        auto run = [&](const KernelCall &call,
+                       KernelBuffers &b) -> std::string {
+          for (const Nest &n : nests) {
+            LaunchConfig cfg = computeNestLaunch(n, spec.layout.size,
+                                                 spec.layout.extent, count,
+                                                 lo, hi, cap);
+            if (!cfg.error.empty())
+              return "computeNestLaunch: " + cfg.error;
+            if (cfg.grid > 0 &&
+                !launchNest(call.pack, n.width, cfg,
+                            static_cast<unsigned char *>(b.origin()),
+                            static_cast<unsigned char *>(b.packed())))
+              return "no nest kernel of width " + std::to_string(n.width);
+          }
+          return "";
+        };
+        for (bool pack : {true, false}) {
+          KernelCall call;
+          call.pack = pack;
+          call.lo = lo;
+          call.hi = hi;
+          call.originShift = call.packedShift = misalign;
+          std::string r = checker.check(call, run);
+          if (!r.empty())
+            return r + " (nest kernels, range [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "), cap " + std::to_string(cap) +
+                   ", misaligned " + std::to_string(misalign) + ")";
+        }
+      }
+  return "";
+}
+
+/// A random strided nest as a spec: vectors, hvectors (negative strides
+/// too) and subarrays over a primitive or a contiguous block, up to four
+/// deep.
+std::string randomStridedSpec(std::mt19937_64 &rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  const char *prims[] = {"char", "short", "int", "double", "long double"};
+  std::string t = prims[pick(0, 4)];
+  if (pick(0, 2) == 0)
+    t = "contiguous(" + std::to_string(pick(1, 7)) + ", " + t + ")";
+  const int depth = static_cast<int>(pick(1, 4));
+  for (int d = 0; d < depth; ++d) {
+    const int64_t count = pick(1, d == 0 ? 40 : 6), block = pick(1, 4);
+    switch (pick(0, 2)) {
+    case 0:
+      t = "vector(" + std::to_string(count) + ", " + std::to_string(block) +
+          ", " + std::to_string(block + pick(0, 5)) + ", " + t + ")";
+      break;
+    case 1: {
+      int64_t stride = pick(-300, 300);
+      t = "hvector(" + std::to_string(count) + ", " + std::to_string(block) +
+          ", " + std::to_string(stride) + ", " + t + ")";
+      break;
+    }
+    default: {
+      const int64_t n0 = pick(2, 9), n1 = pick(2, 9);
+      const int64_t s0 = pick(1, n0), s1 = pick(1, n1);
+      t = "subarray([" + std::to_string(n0) + ", " + std::to_string(n1) +
+          "], [" + std::to_string(s0) + ", " + std::to_string(s1) + "], [" +
+          std::to_string(pick(0, n0 - s0)) + ", " +
+          std::to_string(pick(0, n1 - s1)) + "], " +
+          (pick(0, 1) ? "C" : "Fortran") + ", " + t + ")";
+      break;
+    }
+    }
+  }
+  return t;
+}
+
 /// Checks one type; returns an empty string or what went wrong. With
 /// `maxCutUnits` > 0 the units are cut as for an instance too large for the
 /// usual unit size (cutWorkUnits with that bound): few, long units, each
@@ -129,6 +286,7 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
     return "estimateUnits is below the real count";
   if (kernelShapeKey(g) != "units.w" + std::to_string(g.width))
     return "unexpected shape " + kernelShapeKey(g);
+  ++servedBy()[kernelShapeKey(g)];
 
   KernelChecker checker(type, count);
   if (!checker.error().empty())
@@ -138,12 +296,7 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
   for (int64_t v : encodeUnitTable(g))
     table.push_back(v);
 
-  std::vector<std::pair<int64_t, int64_t>> ranges = {{0, total}};
-  for (int i = 0; i < 2; ++i) {
-    int64_t a = static_cast<int64_t>(rng() % (total + 1));
-    int64_t b = static_cast<int64_t>(rng() % (total + 1));
-    ranges.push_back({std::min(a, b), std::max(a, b)});
-  }
+  const std::vector<std::pair<int64_t, int64_t>> ranges = rangesOf(total, rng);
   const int64_t caps[] = {0, 1 + static_cast<int64_t>(rng() % 3)};
   // The buffers aligned as cudaMalloc's, or both shifted by one byte.
   for (int misalign = 0; misalign < 2; ++misalign) {
@@ -232,6 +385,11 @@ DDTC_TEST("generic-kernels", genericKernels) {
         report(t, count, checkType(t, count, rng));
         // Long units split across warps, as for very large instances.
         report(t, count, checkType(t, count, rng, /*maxCutUnits=*/1));
+        std::string nests;
+        report(t, count, checkNests(t, count, rng, nests));
+        std::printf("%s x %lld: units; %s\n", f, (long long)count,
+                    nests.empty() ? "no nest kernel (too many nests)"
+                                  : nests.c_str());
       }
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -242,8 +400,76 @@ DDTC_TEST("generic-kernels", genericKernels) {
     report(*c.type, c.count, checkType(*c.type, c.count, caseRng));
     if (i % 4 == 0)
       report(*c.type, c.count, checkType(*c.type, c.count, caseRng, 2));
+    std::string nests;
+    report(*c.type, c.count, checkNests(*c.type, c.count, caseRng, nests));
   }
-  std::printf("%d type/count cases, %d failed\n", cases, failures);
+  std::printf("%d type/count cases, %d failed; kernels used:", cases,
+              failures);
+  for (auto [shape, n] : servedBy())
+    std::printf(" %s %d", shape.c_str(), n);
+  std::printf("\n");
+  return failures ? kFail : kPass;
+}
+
+DDTC_TEST("nest-kernels", nestKernels) {
+  int failures = 0, cases = 0, refused = 0;
+  // Random nests may be too deep for the nest kernels (refused, counted);
+  // the large ones must be served.
+  auto check = [&](const std::string &text, int64_t count,
+                   std::mt19937_64 &rng, bool print, bool mustServe) {
+    SpecFile spec;
+    std::string error;
+    if (!parseSpec("t = " + text + "\n", "nest", spec, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      ++failures;
+      return;
+    }
+    const Datatype &t = *spec.bindings.back().type;
+    if (t.layout().size == 0)
+      return;
+    ++cases;
+    std::string nests, why = checkNests(t, count, rng, nests);
+    if (why.empty() && nests.empty()) {
+      if (mustServe)
+        why = "no nest kernel serves a strided layout";
+      else
+        ++refused;
+    }
+    if (print || !why.empty())
+      std::printf("%s %s x %lld: %s\n", why.empty() ? "ok  " : "FAIL",
+                  text.c_str(), (long long)count,
+                  why.empty() ? nests.c_str() : why.c_str());
+    failures += !why.empty();
+  };
+  std::mt19937_64 rng(20261123);
+  // Large strided layouts, the first two of more blocks than
+  // DDTC_GENERIC_MAX_UNITS allows work units for (2^18): only the nest
+  // kernels serve them at once.
+  const char *large[] = {
+      "vector(300000, 1, 3, double)",
+      "hvector(270000, 3, 7, char)",
+      "subarray([40, 70, 60], [38, 68, 57], [1, 1, 2], C, float)",
+      "vector(5000, 2, -4, contiguous(3, short))",
+      "hvector(3, 1, 400000, vector(30000, 1, 2, int))",
+      "struct([1, 1], [0, 400000], [vector(50000, 1, 2, int), "
+      "vector(20000, 3, 5, char)])",
+  };
+  for (const char *l : large)
+    check(l, 1, rng, /*print=*/true, /*mustServe=*/true);
+  int64_t n = 200;
+  if (const char *e = std::getenv("DDTC_TEST_RANDOM_TYPES"))
+    n = std::atoll(e);
+  for (int64_t i = 0; i < n; ++i) {
+    std::mt19937_64 caseRng(randomCaseSeed(20261123, static_cast<uint64_t>(i)));
+    check(randomStridedSpec(caseRng), 1 + static_cast<int64_t>(caseRng() % 3),
+          caseRng, /*print=*/i < 8, /*mustServe=*/false);
+  }
+  std::printf("%d strided cases, %d failed, %d too deep for the nest "
+              "kernels; kernels used:",
+              cases, failures, refused);
+  for (auto [shape, k] : servedBy())
+    std::printf(" %s %d", shape.c_str(), k);
+  std::printf("\n");
   return failures ? kFail : kPass;
 }
 

@@ -13,11 +13,13 @@
 #include "DiskCache.h"
 #include "Hash.h"
 #include "KernelCache.h"
+#include "PlanCache.h"
 #include "TypeObject.h"
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -475,12 +477,15 @@ DDTC_TEST("child-commit", childCommit) {
   ddtc_finalize(); // let background jobs (the NVRTC note) finish
   ddtc_stats st = statsNow();
   std::printf("status=%d origin=%d compiles=%lld disk_hits=%lld "
-              "disk_rejected=%lld disk_writes=%lld commit_ms=%.3f "
+              "disk_rejected=%lld disk_writes=%lld plan_disk_hits=%lld "
+              "plan_disk_writes=%lld commit_ms=%.3f "
               "disk_load_ms=%.3f compile_ms=%.3f driver_init_ms=%.3f\n",
               s, info.origin, (long long)st.nvrtc_compiles,
               (long long)st.disk_hits, (long long)st.disk_rejected,
-              (long long)st.disk_writes, commitMs, info.disk_load_ms,
-              info.compile_ms, driverMs);
+              (long long)st.disk_writes,
+              (long long)rt::stats().planDiskHits.load(),
+              (long long)rt::stats().planDiskWrites.load(), commitMs,
+              info.disk_load_ms, info.compile_ms, driverMs);
   ddtc_type_free(&t);
   return kPass;
 }
@@ -506,6 +511,114 @@ DDTC_TEST("disk-cache-fresh-process", diskCacheFreshProcess) {
   ChildResult third = runChild("child-commit", env);
   CHECK(field(third.output, "origin") == std::to_string(DDTC_KERNEL_DISK));
   CHECK(field(third.output, "compiles") == "0");
+  return kPass;
+}
+
+/// A lower-triangular n x n matrix of doubles, column-major: column j holds
+/// rows j to n - 1.
+std::string lowerTriangularSpec(int n) {
+  std::string lens, displs;
+  for (int j = 0; j < n; ++j) {
+    lens += (j ? ", " : "") + std::to_string(n - j);
+    displs += (j ? ", " : "") + std::to_string(int64_t(j) * n + j);
+  }
+  return "tri = indexed([" + lens + "], [" + displs + "], double)\n";
+}
+
+/// The files of the plan folder of cache folder `dir`.
+std::vector<std::string> planEntries(const std::string &dir) {
+  return entries(dir + "/plans");
+}
+
+DDTC_TEST("disk-plan-fresh-process", diskPlanFreshProcess) {
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"DDTC_CACHE_DIR", dir.path()},
+      {"DDTC_TEST_SPEC", lowerTriangularSpec(300)},
+      {"DDTC_JIT", "generic"}};
+  ChildResult first = runChild("child-commit", env);
+  std::printf("first process:  %s", first.output.c_str());
+  CHECK(first.exitCode == 0);
+  CHECK(field(first.output, "plan_disk_hits") == "0");
+  CHECK(field(first.output, "plan_disk_writes") == "1");
+  CHECK(planEntries(dir.path()).size() == 1);
+  ChildResult second = runChild("child-commit", env);
+  std::printf("second process: %s", second.output.c_str());
+  CHECK(second.exitCode == 0);
+  CHECK(field(second.output, "status") == field(first.output, "status"));
+  CHECK(field(second.output, "plan_disk_hits") == "1");
+  CHECK(field(second.output, "plan_disk_writes") == "0");
+  // Small plans are planned again rather than read.
+  env[1].second = kUnitsSpec;
+  ChildResult small = runChild("child-commit", env);
+  CHECK(field(small.output, "plan_disk_writes") == "0");
+  CHECK(planEntries(dir.path()).size() == 1);
+  return kPass;
+}
+
+DDTC_TEST("disk-plan-checked", diskPlanChecked) {
+  auto parse = [](const std::string &text) {
+    SpecFile f;
+    std::string e;
+    parseSpec(text, "t", f, e);
+    return f.bindings.back().type;
+  };
+  TypeRef tri = parse(lowerTriangularSpec(300));
+  TypeRef other = parse(lowerTriangularSpec(299));
+  KernelPlan plan, otherPlan, back;
+  std::string why;
+  CHECK(planKernel(*tri, plan, why));
+  CHECK(planKernel(*other, otherPlan, why));
+  const std::string bytes = rt::encodePlan(plan);
+  CHECK_MSG(rt::decodePlan(bytes, *tri, back, why), "%s", why.c_str());
+  CHECK(back.units == plan.units && back.width == plan.width &&
+        back.family == plan.family && back.unitBytes == plan.unitBytes &&
+        back.layout.segments == plan.layout.segments);
+  // Each damage is refused with its reason, never trusted.
+  CHECK(!rt::decodePlan(bytes.substr(0, bytes.size() - 8), *tri, back, why));
+  CHECK_MSG(why.find("truncated") != std::string::npos, "%s", why.c_str());
+  std::string stale = bytes;
+  stale[0] ^= 1;
+  CHECK(!rt::decodePlan(stale, *tri, back, why));
+  CHECK_MSG(why.find("plan format") != std::string::npos, "%s", why.c_str());
+  CHECK(!rt::decodePlan(rt::encodePlan(otherPlan), *tri, back, why));
+  CHECK_MSG(why.find("size, lb or extent") != std::string::npos, "%s",
+            why.c_str());
+  KernelPlan outside = plan;
+  outside.units.back().src += 1 << 20;
+  CHECK(!rt::decodePlan(rt::encodePlan(outside), *tri, back, why));
+  CHECK_MSG(why.find("tile") != std::string::npos, "%s", why.c_str());
+  KernelPlan wideSegment = plan;
+  wideSegment.layout.segments.front().offset -= 1 << 20;
+  CHECK(!rt::decodePlan(rt::encodePlan(wideSegment), *tri, back, why));
+  CHECK_MSG(why.find("true bounds") != std::string::npos, "%s", why.c_str());
+
+  // In a fresh process: a well-formed entry of the wrong plan is checked
+  // and replaced; a damaged file is rejected by the disk cache's hash.
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"DDTC_CACHE_DIR", dir.path()},
+      {"DDTC_TEST_SPEC", lowerTriangularSpec(300)},
+      {"DDTC_JIT", "generic"}};
+  rt::DiskCache plans(dir.path() + "/plans");
+  CHECK(plans.usable());
+  CHECK(plans.store(rt::planCacheKey(rt::hashTree(*tri)), "wrong plan\n",
+                    rt::encodePlan(outside), why));
+  ChildResult r = runChild("child-commit", env);
+  std::printf("wrong plan:   %s", r.output.c_str());
+  CHECK(field(r.output, "plan_disk_hits") == "0");
+  CHECK(field(r.output, "plan_disk_writes") == "1");
+  std::vector<std::string> files = planEntries(dir.path());
+  CHECK(files.size() == 1);
+  std::string file = readFile(files[0]);
+  file[file.size() - 3] ^= 0x5a;
+  writeFile(files[0], file);
+  r = runChild("child-commit", env);
+  std::printf("damaged file: %s", r.output.c_str());
+  CHECK(field(r.output, "plan_disk_hits") == "0");
+  CHECK(field(r.output, "plan_disk_writes") == "1");
+  r = runChild("child-commit", env);
+  CHECK(field(r.output, "plan_disk_hits") == "1");
   return kPass;
 }
 
@@ -892,12 +1005,22 @@ DDTC_TEST("no-compiler", noCompiler) {
   }
   std::printf("%s\n", ddtc_last_error());
   CHECK(std::strstr(ddtc_last_error(), "cannot load NVRTC"));
-  // Without the generic kernels (sync mode, a type too big for them), the
-  // commit itself fails.
+  // Without the generic kernels (sync mode, a type of more nests than the
+  // nest kernels take and more units than allowed), the commit itself fails.
   setenv("DDTC_JIT", "sync", 1);
   setenv("DDTC_GENERIC_MAX_UNITS", "1", 1);
   resetRuntime();
-  ddtc_type u = makeType("big = vector(100, 1, 2, double)\n");
+  std::string lens, displs, types;
+  for (int i = 0; i <= kNestMaxNests; ++i) {
+    lens += (i ? ", " : "") + std::string("1");
+    displs += (i ? ", " : "") + std::to_string(i * 20000);
+    // A stride of its own each: no two merge into one nest.
+    types += (i ? ", " : "") + std::string("vector(100, 1, ") +
+             std::to_string(2 + i) + ", double)";
+  }
+  ddtc_type u = makeType("big = struct([" + lens + "], [" + displs + "], [" +
+                         types + "])\n");
+  CHECK(u);
   CHECK(ddtc_type_commit(u) == DDTC_ERROR_NO_COMPILER);
   ddtc_type_free(&u);
   ddtc_type_free(&t);
@@ -1039,6 +1162,49 @@ DDTC_TEST("timings", timings) {
     CHECK(field(r.output, "origin") == std::to_string(DDTC_KERNEL_DISK));
     diskLoad = std::min(diskLoad, std::stod(field(r.output, "disk_load_ms")));
     diskCommit = std::min(diskCommit, std::stod(field(r.output, "commit_ms")));
+  }
+  // Large types: a new handle of a tree seen before (in memory), and a new
+  // process planning them or reading their plan from disk.
+  const std::pair<const char *, std::string> large[] = {
+      {"lower-triangular 4000", lowerTriangularSpec(4000)},
+      {"vector(1000000, 1, 2, double)",
+       "v = vector(1000000, 1, 2, double)\n"}};
+  for (const auto &[what, spec] : large) {
+    ddtc_type first = makeType(spec);
+    CHECK(ddtc_type_commit(first) == DDTC_SUCCESS);
+    std::vector<ddtc_type> handles;
+    for (int i = 0; i < 50; ++i)
+      handles.push_back(makeType(spec));
+    t0 = nowMs();
+    for (ddtc_type x : handles)
+      ddtc_type_commit(x);
+    const double us = (nowMs() - t0) * 1000 / handles.size();
+    for (ddtc_type &x : handles)
+      ddtc_type_free(&x);
+    ddtc_type_free(&first);
+    std::vector<std::pair<std::string, std::string>> childEnv = {
+        {"DDTC_CACHE_DIR", dir.path()}, {"DDTC_TEST_SPEC", spec}};
+    double planned = 1e9, fromDisk = 1e9;
+    for (int i = 0; i < 5; ++i) {
+      // Without the plan on disk (as before plans were kept), then with it.
+      for (const std::string &f : planEntries(dir.path()))
+        unlink(f.c_str());
+      ChildResult r = runChild("child-commit", childEnv);
+      planned = std::min(planned, std::stod(field(r.output, "commit_ms")));
+      r = runChild("child-commit", childEnv);
+      CHECK(field(r.output, "status") == "0");
+      if (field(r.output, "plan_disk_hits") == "1")
+        fromDisk = std::min(fromDisk, std::stod(field(r.output, "commit_ms")));
+    }
+    std::printf("%-30s new handle of a seen tree: %8.3f us\n", what, us);
+    std::printf("%-30s new process, planning:    %8.3f ms\n", what, planned);
+    if (fromDisk < 1e9)
+      std::printf("%-30s new process, plan on disk: %7.3f ms\n", what,
+                  fromDisk);
+    else
+      std::printf("%-30s new process: plan not kept (small enough to "
+                  "plan)\n",
+                  what);
   }
   std::printf("re-commit of a committed type:          %8.3f us\n", recommitUs);
   std::printf("commit of a new type, kernels in memory: %7.2f us "

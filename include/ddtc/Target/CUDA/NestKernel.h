@@ -1,0 +1,82 @@
+//===- NestKernel.h - The generic kernel of strided nests -------*- C++ -*-===//
+//
+// A kernel whose code depends only on its access width: every count, stride
+// and offset of the nest it moves comes in its parameter struct, so it is
+// compiled once, with the library, and moves any layout that splits into a
+// few strided nests, whatever their number of blocks. See docs/Compiler.md,
+// "The nest kernel".
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_TARGET_CUDA_NESTKERNEL_H
+#define DDTC_TARGET_CUDA_NESTKERNEL_H
+
+#include "ddtc/Core/CanonicalLayout.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddtc {
+
+/// The levels a nest kernel walks, the level of the instances included.
+constexpr int kNestMaxLevels = 8;
+/// The most nests (so kernel launches per call) a layout may split into for
+/// the nest kernel to serve it.
+constexpr int kNestMaxNests = 16;
+
+/// One level of a nest: `count` steps, each `srcStride` bytes in the origin
+/// and `packedStride` bytes in the packed stream.
+struct NestLevel {
+  int64_t count;
+  int64_t srcStride;
+  int64_t packedStride;
+};
+
+/// Blocks of `length` bytes: for every index of `levels` (within one
+/// instance, outermost first), the block at origin offset srcBase +
+/// sum(i * srcStride) and packed position packedBase + sum(i *
+/// packedStride). Packed positions ascend with the index, and each level's
+/// packed stride covers the packed span of the levels inside it.
+struct Nest {
+  int64_t srcBase = 0;
+  int64_t packedBase = 0;
+  int64_t length = 0;
+  std::vector<NestLevel> levels;
+  /// The widest access (1 to 16 bytes) every block start allows on both
+  /// sides when the buffers are aligned to it and no wider than the block.
+  int width = 1;
+};
+
+/// Splits one instance of `layout` into nests, one per run of each
+/// segment's nest points, in pack order. Fails with `why` set when it needs
+/// more than kNestMaxNests nests or a segment has more than
+/// kNestMaxLevels - 1 dimensions.
+bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
+                    std::string &why);
+
+/// The kernel shape of the nest kernels of `width`, as kernelShapeKey names
+/// the others' ("nest.w8"), and their symbol prefix ("ddtc_nest_w8").
+std::string nestShapeKey(int width);
+std::string nestKernelPrefix(int width);
+
+/// The CUDA C++ of the nest kernels of `width` (1, 2, 4, 8 or 16):
+///   <prefix>_pack(const unsigned char *origin, unsigned char *packed,
+///                 <prefix>_params p, const long long *unused)
+///   <prefix>_unpack(unsigned char *origin, const unsigned char *packed,
+///                   <prefix>_params p, const long long *unused)
+/// with the four arguments of the work-unit kernels (the last is unused), so
+/// that one launch path serves both. Like emitCUDA's, the source includes
+/// nothing and may be concatenated with other kernels' sources.
+EmittedKernels emitNestKernels(int width);
+
+/// The launch that moves packed bytes [lo, hi) of `count` instances of a
+/// layout (`size` packed bytes, `extent` apart) that falls in `nest`: grid
+/// 0 when none does. At most `maxBlocks` blocks (0: as many as needed).
+LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
+                               int64_t count, int64_t lo, int64_t hi,
+                               int64_t maxBlocks);
+
+} // namespace ddtc
+
+#endif // DDTC_TARGET_CUDA_NESTKERNEL_H

@@ -1,0 +1,285 @@
+//===- NestKernel.cpp - The generic kernel of strided nests ---------------===//
+//
+// One thread per chunk of `width` bytes of a block: the chunk's number gives
+// the block's number (a division by the chunks per block), the block's
+// number its index on every level (a division per level, innermost first),
+// and the index its origin offset and packed position. Levels and divisors
+// are parameters; unused levels count 1 and cost one predictable branch.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Target/CUDA/NestKernel.h"
+
+#include "ddtc/Core/PackRange.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+namespace ddtc {
+
+namespace {
+
+/// The largest power of two (<= 16) dividing every value.
+int commonAlignment(const std::vector<int64_t> &values) {
+  int w = 16;
+  for (int64_t v : values)
+    while (w > 1 && v % w != 0)
+      w /= 2;
+  return w;
+}
+
+const char *nestAccessType(int width) {
+  switch (width) {
+  case 16:
+    return "uint4";
+  case 8:
+    return "uint2";
+  case 4:
+    return "unsigned int";
+  case 2:
+    return "unsigned short";
+  default:
+    return "unsigned char";
+  }
+}
+
+// The kernels of one width; @P@ is the symbol prefix, @W@ the width and @T@
+// the type of one access.
+const char *kNestSource = R"(#ifndef DDTC_NEST_HELPERS
+#define DDTC_NEST_HELPERS
+// n / d for 0 <= n < 2^63 with d's multiplier and shift (mul == 0: d == 1).
+__device__ __forceinline__ long long ddtc_nest_div(long long n, long long mul,
+                                                   long long shift) {
+  return mul == 0 ? n
+                  : (long long)(__umul64hi((unsigned long long)n,
+                                           (unsigned long long)mul) >>
+                                shift);
+}
+#endif // DDTC_NEST_HELPERS
+
+// Levels are listed innermost first; the outermost used one is the
+// instances' (count, extent, size).
+struct @P@_params {
+  long long lo; // first packed byte moved (packed[0] is byte lo)
+  long long hi; // end of the packed bytes moved
+  long long first_block; // first block overlapping [lo, hi)
+  long long num_chunks; // chunks of @W@ bytes from first_block's first on
+  long long chunks, chunks_mul, chunks_shift; // chunks per block
+  long long length; // bytes of a block
+  long long src_base; // origin offset of block 0
+  long long packed_base; // packed position of block 0
+  long long levels; // levels used, 1 to 8
+  long long n[8], n_mul[8], n_shift[8]; // counts and their divisors
+  long long src_st[8], packed_st[8]; // strides in the origin and the stream
+};
+
+// A chunk is packed bytes [k, k + its length); the part in [lo, hi), [a, e),
+// is read from (written to) origin offsets s + a - k on.
+#define DDTC_NEST_KERNEL(NAME, ORIGIN_CONST, PACKED_CONST, COPY_WIDE, COPY_BYTE) \
+  extern "C" __global__ void NAME(                                             \
+      ORIGIN_CONST unsigned char *__restrict__ origin,                         \
+      PACKED_CONST unsigned char *__restrict__ packed, const @P@_params p,     \
+      const long long *__restrict__ unused) {                                  \
+    const long long step = (long long)gridDim.x * blockDim.x;                  \
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;       \
+         g < p.num_chunks; g += step) {                                        \
+      const long long q = ddtc_nest_div(g, p.chunks_mul, p.chunks_shift);      \
+      const long long off = (g - q * p.chunks) * @W@;                          \
+      long long b = p.first_block + q;                                         \
+      long long s = p.src_base + off, k = p.packed_base + off;                 \
+      _Pragma("unroll") for (int l = 0; l < 8; ++l) {                          \
+        if (l + 1 >= p.levels) {                                               \
+          s += b * p.src_st[l];                                                \
+          k += b * p.packed_st[l];                                             \
+          break;                                                               \
+        }                                                                      \
+        const long long outer = ddtc_nest_div(b, p.n_mul[l], p.n_shift[l]);    \
+        const long long i = b - outer * p.n[l];                                \
+        s += i * p.src_st[l];                                                  \
+        k += i * p.packed_st[l];                                               \
+        b = outer;                                                             \
+      }                                                                        \
+      const long long left = p.length - off;                                   \
+      const long long e0 = k + (left < @W@ ? left : @W@);                      \
+      const long long a = k > p.lo ? k : p.lo;                                 \
+      const long long e = e0 < p.hi ? e0 : p.hi;                               \
+      ORIGIN_CONST unsigned char *os = origin + (s + a - k);                   \
+      PACKED_CONST unsigned char *ps = packed + (a - p.lo);                    \
+      if (e - a == @W@ &&                                                      \
+          (((unsigned long long)os | (unsigned long long)ps) & (@W@ - 1)) ==   \
+              0) {                                                             \
+        COPY_WIDE;                                                             \
+      } else {                                                                 \
+        _Pragma("unroll 1") for (long long x = 0; x < e - a; ++x) COPY_BYTE;   \
+      }                                                                        \
+    }                                                                          \
+  }
+
+DDTC_NEST_KERNEL(@P@_pack, const, , *(@T@ *)ps = *(const @T@ *)os,
+                 ps[x] = os[x])
+DDTC_NEST_KERNEL(@P@_unpack, , const, *(@T@ *)os = *(const @T@ *)ps,
+                 os[x] = ps[x])
+#undef DDTC_NEST_KERNEL
+)";
+
+std::string substitute(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// Blocks of `levels[d..]` (all instances' levels, outermost first) whose
+/// packed start, relative to the nest's base, is below q.
+int64_t blocksStartingBefore(const std::vector<NestLevel> &levels, size_t d,
+                             int64_t q) {
+  if (q <= 0)
+    return 0;
+  if (d == levels.size())
+    return 1; // the one block, at 0
+  int64_t inner = 1;
+  for (size_t e = d + 1; e < levels.size(); ++e)
+    inner *= levels[e].count;
+  const NestLevel &l = levels[d];
+  const int64_t i = q / l.packedStride;
+  if (i >= l.count)
+    return l.count * inner;
+  return i * inner +
+         blocksStartingBefore(levels, d + 1, q - i * l.packedStride);
+}
+
+} // namespace
+
+bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
+                    std::string &why) {
+  std::vector<Nest> nests;
+  int64_t segmentStart = 0;
+  for (const Segment &seg : layout.segments) {
+    if (seg.packedBytes() == 0)
+      continue;
+    if (static_cast<int>(seg.dims.size()) > kNestMaxLevels - 1) {
+      why = "a segment has " + std::to_string(seg.dims.size()) +
+            " dimensions, more than the " + std::to_string(kNestMaxLevels - 1) +
+            " a nest kernel walks";
+      return false;
+    }
+    if (nests.size() + seg.runs.size() > static_cast<size_t>(kNestMaxNests)) {
+      why = "the layout splits into more than " +
+            std::to_string(kNestMaxNests) + " nests";
+      return false;
+    }
+    const int64_t pointBytes = seg.pointBytes();
+    int64_t inPoint = 0;
+    for (const Run &r : seg.runs) {
+      Nest n;
+      n.srcBase = seg.offset + r.offset;
+      n.packedBase = segmentStart + inPoint;
+      n.length = r.length;
+      int64_t packedStride = pointBytes;
+      n.levels.resize(seg.dims.size());
+      for (size_t d = seg.dims.size(); d-- > 0;) {
+        n.levels[d] = {seg.dims[d].count, seg.dims[d].stride, packedStride};
+        packedStride *= seg.dims[d].count;
+      }
+      std::vector<int64_t> positions = {n.srcBase, n.packedBase, layout.extent,
+                                        layout.size};
+      for (const NestLevel &l : n.levels) {
+        positions.push_back(l.srcStride);
+        positions.push_back(l.packedStride);
+      }
+      n.width = commonAlignment(positions);
+      while (n.width > n.length)
+        n.width /= 2;
+      inPoint += r.length;
+      nests.push_back(std::move(n));
+    }
+    segmentStart += seg.packedBytes();
+  }
+  out = std::move(nests);
+  return true;
+}
+
+std::string nestShapeKey(int width) { return "nest.w" + std::to_string(width); }
+
+std::string nestKernelPrefix(int width) {
+  return "ddtc_nest_w" + std::to_string(width);
+}
+
+EmittedKernels emitNestKernels(int width) {
+  assert(
+      (width == 1 || width == 2 || width == 4 || width == 8 || width == 16) &&
+      "the access width must be a power of two up to 16");
+  EmittedKernels out;
+  const std::string prefix = nestKernelPrefix(width);
+  out.packName = prefix + "_pack";
+  out.unpackName = prefix + "_unpack";
+  out.paramsName = prefix + "_params";
+  out.takesUnits = false;
+  out.banner = "// ddtc nest kernels of width " + std::to_string(width) +
+               ": any strided nest, described at launch\n";
+  std::string s = substitute(kNestSource, "@P@", prefix);
+  s = substitute(s, "@W@", std::to_string(width));
+  out.source = substitute(s, "@T@", nestAccessType(width));
+  return out;
+}
+
+LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
+                               int64_t count, int64_t lo, int64_t hi,
+                               int64_t maxBlocks) {
+  LaunchConfig cfg;
+  cfg.block = 256;
+  if (!checkPackRange(size, count, lo, hi, cfg.error))
+    return cfg;
+  if (nest.levels.size() + 1 > static_cast<size_t>(kNestMaxLevels) ||
+      nest.length <= 0 || size <= 0) {
+    cfg.error = "the nest has more than " + std::to_string(kNestMaxLevels - 1) +
+                " levels or no bytes";
+    return cfg;
+  }
+  // The instances' level outermost.
+  std::vector<NestLevel> levels = {{count, extent, size}};
+  levels.insert(levels.end(), nest.levels.begin(), nest.levels.end());
+  const int64_t first =
+      blocksStartingBefore(levels, 0, lo - nest.length + 1 - nest.packedBase);
+  const int64_t end = blocksStartingBefore(levels, 0, hi - nest.packedBase);
+  const int64_t chunks =
+      nest.length / nest.width + (nest.length % nest.width != 0);
+  const int64_t numChunks = lo < hi ? (end - first) * chunks : 0;
+  const MagicDivisor cd = makeMagicDivisor(chunks);
+  cfg.params = {lo,
+                hi,
+                first,
+                numChunks,
+                chunks,
+                cd.mul,
+                cd.shift,
+                nest.length,
+                nest.srcBase,
+                nest.packedBase,
+                static_cast<int64_t>(levels.size())};
+  // Innermost first; unused levels count 1 with zero strides.
+  std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
+      shift(kNestMaxLevels, 0), src(kNestMaxLevels, 0),
+      packed(kNestMaxLevels, 0);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const NestLevel &l = levels[levels.size() - 1 - i];
+    const MagicDivisor m = makeMagicDivisor(std::max<int64_t>(l.count, 1));
+    n[i] = std::max<int64_t>(l.count, 1);
+    mul[i] = m.mul;
+    shift[i] = m.shift;
+    src[i] = l.srcStride;
+    packed[i] = l.packedStride;
+  }
+  for (const std::vector<int64_t> *v : {&n, &mul, &shift, &src, &packed})
+    cfg.params.insert(cfg.params.end(), v->begin(), v->end());
+  if (numChunks <= 0)
+    return cfg;
+  int64_t blocks = numChunks / cfg.block + (numChunks % cfg.block != 0);
+  if (maxBlocks > 0)
+    blocks = std::min(blocks, maxBlocks);
+  cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
+  return cfg;
+}
+
+} // namespace ddtc
