@@ -135,11 +135,53 @@ void *threadCopyStream(const void *address) {
   return c->copy;
 }
 
+namespace {
+
+/// An event of the pool, with the context it was made in (an event can be
+/// recorded only on a stream of its own context).
+struct PooledEvent {
+  cu::CUevent event = nullptr;
+  cu::CUcontext ctx = nullptr;
+};
+std::mutex eventMutex; // guards freeEvents
+std::vector<PooledEvent *> freeEvents;
+/// Beyond this many idle events, released ones are destroyed.
+constexpr size_t kPooledEvents = 256;
+
+cu::CUevent rawEvent(void *event) {
+  return static_cast<PooledEvent *>(event)->event;
+}
+
+/// An idle event of `ctx`, or a new one; null when none can be made.
+PooledEvent *takeEvent(const cu::DriverAPI &api, cu::CUcontext ctx) {
+  {
+    std::lock_guard<std::mutex> lock(eventMutex);
+    for (size_t i = freeEvents.size(); i-- > 0;)
+      if (freeEvents[i]->ctx == ctx) {
+        PooledEvent *e = freeEvents[i];
+        freeEvents[i] = freeEvents.back();
+        freeEvents.pop_back();
+        return e;
+      }
+  }
+  cu::CUevent e = nullptr;
+  if (api.cuEventCreate(&e, cu::CU_EVENT_DISABLE_TIMING) != cu::CUDA_SUCCESS)
+    return nullptr;
+  return new PooledEvent{e, ctx};
+}
+
+void destroyEvent(const cu::DriverAPI &api, PooledEvent *e) {
+  api.cuEventDestroy(e->event);
+  delete e;
+}
+
+} // namespace
+
 bool streamWait(void *stream, void *event) {
   const cu::DriverAPI *api = driver();
-  return api && api->cuStreamWaitEvent(static_cast<cu::CUstream>(stream),
-                                       static_cast<cu::CUevent>(event),
-                                       0) == cu::CUDA_SUCCESS;
+  return api && event &&
+         api->cuStreamWaitEvent(static_cast<cu::CUstream>(stream),
+                                rawEvent(event), 0) == cu::CUDA_SUCCESS;
 }
 
 bool copyDeviceAsync(void *dst, const void *src, size_t bytes, void *stream) {
@@ -168,8 +210,7 @@ bool fence(void *stream) {
   void *e = recordEvent(stream);
   if (!api || !e)
     return false;
-  bool ok =
-      api->cuEventSynchronize(static_cast<cu::CUevent>(e)) == cu::CUDA_SUCCESS;
+  bool ok = api->cuEventSynchronize(rawEvent(e)) == cu::CUDA_SUCCESS;
   releaseEvent(e);
   return ok;
 }
@@ -177,13 +218,16 @@ bool fence(void *stream) {
 void *recordEvent(void *stream) {
   CostScope cost(Cost::Event);
   const cu::DriverAPI *api = driver();
-  cu::CUevent e = nullptr;
-  if (!api ||
-      api->cuEventCreate(&e, cu::CU_EVENT_DISABLE_TIMING) != cu::CUDA_SUCCESS)
+  if (!api)
     return nullptr;
-  if (api->cuEventRecord(e, static_cast<cu::CUstream>(stream)) !=
+  cu::CUcontext ctx = nullptr;
+  api->cuCtxGetCurrent(&ctx);
+  PooledEvent *e = takeEvent(*api, ctx);
+  if (!e)
+    return nullptr;
+  if (api->cuEventRecord(e->event, static_cast<cu::CUstream>(stream)) !=
       cu::CUDA_SUCCESS) {
-    api->cuEventDestroy(e);
+    destroyEvent(*api, e);
     return nullptr;
   }
   return e;
@@ -193,13 +237,33 @@ bool eventDone(void *event) {
   CostScope cost(Cost::Query);
   const cu::DriverAPI *api = driver();
   return !event || !api ||
-         api->cuEventQuery(static_cast<cu::CUevent>(event)) !=
-             cu::CUDA_ERROR_NOT_READY;
+         api->cuEventQuery(rawEvent(event)) != cu::CUDA_ERROR_NOT_READY;
 }
 
 void releaseEvent(void *event) {
-  if (const cu::DriverAPI *api = driver(); api && event)
-    api->cuEventDestroy(static_cast<cu::CUevent>(event));
+  const cu::DriverAPI *api = driver();
+  if (!api || !event)
+    return;
+  // A record still pending is harmless: the next user records it again,
+  // and queries and waits see only the latest record.
+  auto *e = static_cast<PooledEvent *>(event);
+  {
+    std::lock_guard<std::mutex> lock(eventMutex);
+    if (freeEvents.size() < kPooledEvents) {
+      freeEvents.push_back(e);
+      return;
+    }
+  }
+  destroyEvent(*api, e);
+}
+
+void trimEvents() {
+  const cu::DriverAPI *api = driver();
+  std::lock_guard<std::mutex> lock(eventMutex);
+  for (PooledEvent *e : freeEvents)
+    if (api)
+      destroyEvent(*api, e);
+  freeEvents.clear();
 }
 
 bool copyToHostAsync(void *host, const void *device, size_t bytes,

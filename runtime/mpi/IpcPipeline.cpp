@@ -152,12 +152,13 @@ bool startWrite(Operation &op) {
   // their pack on the same stream.
   for (Slot &s : op.slots)
     if (s.frag >= 0 && (s.s == Slot::S::Packing || s.s == Slot::S::Packed)) {
-      int64_t lo = s.frag * op.fragBytes;
+      int64_t lo = op.plan.begin(s.frag);
       if (!copyDeviceAsync(dst + lo, s.buf,
-                           static_cast<size_t>(fragLen(op, s.frag)), op.stream))
+                           static_cast<size_t>(op.plan.length(s.frag)),
+                           op.stream))
         op.error = MPI_ERR_OTHER;
     }
-  int64_t rest = std::min<int64_t>(op.nextFrag * op.fragBytes, op.total);
+  int64_t rest = op.nextFrag < op.nfrag ? op.plan.begin(op.nextFrag) : op.total;
   if (!packRange(op, rest, op.total, dst + rest))
     op.error = MPI_ERR_OTHER;
   op.nextFrag = op.nfrag;
@@ -176,8 +177,9 @@ bool wantIpc(Operation &op) {
 }
 
 bool startIpcSend(Operation &op) {
-  op.fragBytes = std::min<int64_t>(ipcFragment(op.total), INT32_MAX);
-  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  op.plan = ipcSchedule(op.total);
+  op.nfrag = static_cast<int>(op.plan.count());
+  op.slotBytes = op.plan.longest();
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;
   op.finalSent = false;
   op.note.kind = Note::Ipc;
@@ -189,24 +191,23 @@ bool startIpcSend(Operation &op) {
     return fence(op.stream);
   }
   size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
-  if (!deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
+  if (!deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                      op.deviceRing))
     return false;
   op.note.ref = op.deviceRing.ref;
   op.note.ref.slots = static_cast<int32_t>(n);
-  op.note.ref.slotBytes = op.fragBytes;
+  op.note.ref.slotBytes = op.slotBytes;
   op.slots.assign(n, Slot{});
   for (size_t i = 0; i < n; ++i)
-    op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+    op.slots[i].buf = op.deviceRing.ptr + i * op.slotBytes;
   return true;
 }
 
 bool advanceIpcSend(Operation &op) {
-  bool busy = false;
-  for (Slot &s : op.slots) {
-    collectPacked(s);
-    busy = busy || s.s == Slot::S::Packing;
-  }
+  collectPacked(op.slots);
+  bool busy = std::any_of(op.slots.begin(), op.slots.end(), [](const Slot &s) {
+    return s.s == Slot::S::Packing;
+  });
   if (op.error != MPI_SUCCESS)
     return abandon(op);
   if (!op.answered)
@@ -259,10 +260,9 @@ bool advanceIpcSend(Operation &op) {
       if (op.nextFrag < op.nfrag) {
         int k = op.nextFrag++;
         Slot &s = op.slots[i];
-        int64_t lo = k * op.fragBytes;
         s.frag = k;
         s.s = Slot::S::Packing;
-        s.event = packRange(op, lo, lo + fragLen(op, k), s.buf)
+        s.event = packRange(op, op.plan.begin(k), op.plan.end(k), s.buf)
                       ? recordEvent(op.stream)
                       : nullptr;
         if (!s.event)
@@ -289,10 +289,10 @@ void setupRead(Operation &op) {
   op.slots.assign(n, Slot{});
   if (settings().ipcStage && !op.info->contiguous &&
       (op.copyStream = threadCopyStream(op.buf)) &&
-      deviceAcquire(op.buf, n * static_cast<size_t>(op.fragBytes),
+      deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                     op.deviceRing))
     for (size_t i = 0; i < n; ++i)
-      op.slots[i].buf = op.deviceRing.ptr + i * op.fragBytes;
+      op.slots[i].buf = op.deviceRing.ptr + i * op.slotBytes;
 }
 } // namespace
 
@@ -307,7 +307,8 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   op.ipc = true;
   receives.fetch_add(1, std::memory_order_relaxed);
   op.peerBytes = op.peerMemory.base + op.note.ref.offset;
-  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  op.nfrag = static_cast<int>(op.plan.count());
+  op.slotBytes = op.plan.longest();
   op.nextFrag = op.fragsDone = op.signals = 0;
   op.finalSent = false;
   op.ready.clear();
@@ -380,7 +381,7 @@ bool advanceIpcRecv(Operation &op) {
         (ring && op.ready.empty()))
       continue;
     int k = op.nextFrag++;
-    int64_t lo = k * op.fragBytes, len = fragLen(op, k);
+    int64_t lo = op.plan.begin(k), len = op.plan.length(k);
     const char *src;
     if (ring) {
       int slot = op.ready.front();

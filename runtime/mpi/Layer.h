@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include "FragmentSchedule.h"
 #include "ddtc/ddtc.h"
 
 #include <atomic>
@@ -36,9 +37,13 @@ struct Settings {
   bool disabled = false;      ///< DDTC_MPI_DISABLE: pass everything through
   int verbose = 0;            ///< DDTC_MPI_VERBOSE
   int64_t eagerLimit = 65536; ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
-  int64_t fragment = 1 << 20; ///< DDTC_MPI_FRAGMENT (bytes per fragment)
-  int depth = 4;              ///< DDTC_MPI_DEPTH (fragments in flight)
-  int maxCtas = 0;            ///< DDTC_MPI_CTAS (0: no cap)
+  int64_t fragment = 1 << 20; ///< DDTC_MPI_FRAGMENT (largest fragment)
+  /// DDTC_MPI_FRAGMENT_MIN: the first (and last) fragment, from which they
+  /// double up to the largest (FragmentSchedule.h); the host pipeline's
+  /// default, the IPC pipeline's model chooses unless it is given.
+  int64_t fragmentMin = 128 << 10;
+  int depth = 4;                      ///< DDTC_MPI_DEPTH (fragments in flight)
+  int maxCtas = 0;                    ///< DDTC_MPI_CTAS (0: no cap)
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
@@ -47,7 +52,8 @@ struct Settings {
   /// H200 pair) or copies each fragment to local staging first ("stage").
   bool ipcStage = false;
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
-  bool fragmentSet = false; ///< DDTC_MPI_FRAGMENT given: no model choice
+  bool fragmentSet = false;    ///< DDTC_MPI_FRAGMENT given: no model choice
+  bool fragmentMinSet = false; ///< DDTC_MPI_FRAGMENT_MIN given
 };
 
 /// The figures of the IPC pipeline's model (Model.cpp): fixed cost of a
@@ -76,15 +82,19 @@ const ModelFigures &modelFigures();
 /// The calibration file this process reads (in the ddtc cache folder, named
 /// after the GPU, the driver and the host).
 std::string modelPath();
-/// For benchmarks and calibration: a fragment size for later IPC messages
-/// (0: the model's choice again).
+/// For benchmarks and calibration: the largest fragment of later IPC
+/// messages (0: the model's choice again); the first is
+/// DDTC_MPI_FRAGMENT_MIN when given, else the same (fixed fragments).
 void chooseFragment(int64_t bytes);
 
-/// The IPC pipeline's fragment size for a message of `bytes` packed bytes:
-/// DDTC_MPI_FRAGMENT when given, else the one the model predicts fastest.
-int64_t ipcFragment(int64_t bytes);
-/// The model's one-way time of such a message in fragments of `fragment`.
-double predictIpcUs(int64_t bytes, int64_t fragment);
+/// The IPC pipeline's fragments for a message of `bytes` packed bytes: the
+/// largest and the first from DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN
+/// where given, else those the model predicts fastest.
+FragmentSchedule ipcSchedule(int64_t bytes);
+/// The host pipeline's: DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN.
+FragmentSchedule hostSchedule(int64_t bytes);
+/// The model's one-way time of a message through IPC in those fragments.
+double predictIpcUs(const FragmentSchedule &schedule);
 
 const Settings &settings();
 /// The protocol in force: settings().protocol, unless a program chose
@@ -116,7 +126,10 @@ bool fence(void *stream);
 /// An event recorded on `stream` now; query with eventDone.
 void *recordEvent(void *stream);
 bool eventDone(void *event);
+/// Gives an event back to the pool it came from (events are reused: one
+/// created and destroyed per fragment cost the host more than its record).
 void releaseEvent(void *event);
+void trimEvents(); ///< destroys the pooled events (at finalize)
 /// Asynchronous copies on `stream` between device and pinned memory.
 bool copyToHostAsync(void *host, const void *device, size_t bytes,
                      void *stream);
@@ -375,10 +388,11 @@ struct Note {
   enum Kind : uint32_t { Empty = 0, Pipelined = 1, Ipc = 2 };
   uint32_t magic = kMagic;
   uint32_t kind = Empty;
-  int64_t bytes = 0;    ///< packed bytes of the message
-  int32_t id = 0;       ///< the tag of its answer and fragments
-  int32_t fragment = 0; ///< bytes per fragment (the sender's setting)
-  IpcRef ref;           ///< for Ipc
+  int64_t bytes = 0;         ///< packed bytes of the message
+  int32_t id = 0;            ///< the tag of its answer and fragments
+  int32_t fragment = 0;      ///< the largest fragment (the sender's choice)
+  int32_t firstFragment = 0; ///< the first one (0: all of `fragment`)
+  IpcRef ref;                ///< for Ipc
 };
 
 /// The receiver's answer to a pipelined note.

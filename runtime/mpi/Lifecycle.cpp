@@ -28,10 +28,13 @@ void startLayer() {
   PMPI_Comm_dup(MPI_COMM_SELF, &privateSelf);
   PMPI_Comm_set_name(privateSelf, const_cast<char *>("ddtc-mpi completions"));
   layerActive.store(true, std::memory_order_release);
-  note(1, "active: protocol %s, eager limit %lld, fragment %lld, depth %d",
+  note(1,
+       "active: protocol %s, eager limit %lld, fragments %lld down to %lld, "
+       "depth %d",
        protocolName(settings().protocol),
        static_cast<long long>(settings().eagerLimit),
-       static_cast<long long>(settings().fragment), settings().depth);
+       static_cast<long long>(settings().fragment),
+       static_cast<long long>(settings().fragmentMin), settings().depth);
 }
 } // namespace
 
@@ -119,14 +122,14 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
 }
 
 /// For benchmarks: the model's one-way microseconds of a device message of
-/// `bytes` packed bytes to world rank `peer` through CUDA IPC (with the
-/// fragment size it would choose), or -1 when that peer is not reached
+/// `bytes` packed bytes to world rank `peer` through CUDA IPC (in the
+/// fragments it would choose), or -1 when that peer is not reached
 /// through IPC.
 __attribute__((visibility("default"))) double
 ddtc_mpi_predict_us(long long bytes, int peer) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
-  return predictIpcUs(bytes, ipcFragment(bytes));
+  return predictIpcUs(ipcSchedule(bytes));
 }
 
 /// For tests: device buffers staged through host memory (collectives,
@@ -167,6 +170,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     PMPI_Comm_free(&privateSelf);
     trimPeers();
     pinnedTrim();
+    trimEvents();
     // Kernels still compiling in the background are waited for and the
     // compiler threads stopped before the MPI library goes away.
     ddtc_finalize();

@@ -1,9 +1,11 @@
-//===- Model.cpp - The fragment size of the IPC pipeline ------------------===//
+//===- Model.cpp - The fragments of the IPC pipeline ----------------------===//
 //
-// A pipelined message of M packed bytes in n fragments of f bytes costs, as
-// the pipeline runs (the postal and max-rate models of the seeds):
+// A pipelined message of M packed bytes in n fragments (FragmentSchedule.h:
+// the first of `first` bytes, doubling up to the largest, `largest`, and
+// shrinking again to the last) costs, as the pipeline runs (the postal and
+// max-rate models of the seeds):
 //
-//   T(f) = start + n * alpha + M / link + 2 * f / local
+//   T = start + n * alpha + M / link + (first + last) / local
 //
 // start: the note, the answer and the closing message;
 // alpha: what one fragment costs the host (a kernel launch, events, the
@@ -12,15 +14,19 @@
 // local: the rate of a pack or unpack kernel in local memory: the first
 //        fragment's pack and the last one's unpack do not overlap the link.
 //
-// The minimum lies at f* = sqrt(M * alpha * local / 2), rounded to a power
-// of two between 256 KiB and 64 MiB (and at most M).
+// Small first and last fragments shorten the last term and add fragments:
+// the model tries the largest fragment among the powers of two from 256 KiB
+// to 64 MiB (with fixed fragments the best lies near
+// sqrt(M * alpha * local / 2)) and the first among those from 64 KiB up to
+// the largest, and takes the fastest (the fewer fragments on a tie).
 //
 // The figures come from the environment (DDTC_MPI_IPC_START_US, _ALPHA_US,
 // _LINK_GBPS, _LOCAL_GBPS), else from the calibration file that
 // ddtc-mpi-calibrate measured for this GPU, driver and host (in the ddtc
 // cache folder), else from defaults fitted to the ping-pong of two H200s
 // joined by NVLink (10 us, 8 us, 350 GB/s, 1500 GB/s: median error 7% from
-// 1 MiB up, bench/results/*-ipc). DDTC_MPI_FRAGMENT overrides the choice.
+// 1 MiB up, bench/results/*-ipc). DDTC_MPI_FRAGMENT and
+// DDTC_MPI_FRAGMENT_MIN override the choices.
 //
 // Messages up to DDTC_MPI_EAGER_LIMIT go eager (through pinned host memory)
 // unless a calibration measured a small message through IPC faster than
@@ -40,6 +46,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace ddtc::mpi {
@@ -181,30 +188,64 @@ void chooseFragment(int64_t bytes) {
   chosenFragment.store(std::max<int64_t>(bytes, 0), std::memory_order_relaxed);
 }
 
-double predictIpcUs(int64_t bytes, int64_t fragment) {
+double predictIpcUs(const FragmentSchedule &schedule) {
   const ModelFigures &m = modelFigures();
-  if (bytes <= 0 || fragment <= 0)
+  int64_t n = schedule.count();
+  if (n == 0)
     return 0;
-  double n = std::ceil(static_cast<double>(bytes) / fragment);
-  double f = static_cast<double>(std::min(bytes, fragment));
+  // One fragment is packed and unpacked whole, with nothing to overlap.
+  double ends =
+      static_cast<double>(schedule.length(0) + schedule.length(n - 1));
   // GB/s = 1e3 bytes per microsecond.
-  return m.startUs + n * m.alphaUs + bytes / (m.linkGBps * 1e3) +
-         2 * f / (m.localGBps * 1e3);
+  return m.startUs + static_cast<double>(n) * m.alphaUs +
+         static_cast<double>(schedule.total()) / (m.linkGBps * 1e3) +
+         ends / (m.localGBps * 1e3);
 }
 
-int64_t ipcFragment(int64_t bytes) {
-  if (int64_t c = chosenFragment.load(std::memory_order_relaxed))
-    return std::max<int64_t>(1, std::min(c, bytes));
+FragmentSchedule ipcSchedule(int64_t bytes) {
+  // The note carries both sizes as int32.
+  auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };
   const Settings &s = settings();
-  if (s.fragmentSet)
-    return s.fragment;
-  const ModelFigures &m = modelFigures();
-  double best = std::sqrt(static_cast<double>(std::max<int64_t>(bytes, 1)) *
-                          m.alphaUs * m.localGBps * 1e3 / 2);
-  int64_t f = int64_t(256) << 10;
-  while (f < (int64_t(64) << 20) && f * 2 <= best * 1.41)
-    f *= 2;
-  return std::max<int64_t>(1, std::min(f, bytes));
+  int64_t first = s.fragmentMinSet ? clamp(s.fragmentMin) : 0;
+  if (int64_t c = chosenFragment.load(std::memory_order_relaxed))
+    return FragmentSchedule(bytes, clamp(c), first);
+  if (s.fragmentSet && s.fragmentMinSet)
+    return FragmentSchedule(bytes, clamp(s.fragment), first);
+  // The search costs a few microseconds: the last answer is kept per
+  // thread (messages of one size tend to follow each other).
+  thread_local int64_t lastBytes = -1;
+  thread_local FragmentSchedule last;
+  if (bytes == lastBytes)
+    return last;
+  constexpr int64_t kLeast = int64_t(64) << 10,
+                    kLargestLeast = int64_t(256) << 10,
+                    kLargestMost = int64_t(64) << 20;
+  FragmentSchedule best;
+  double bestUs = std::numeric_limits<double>::infinity();
+  auto consider = [&](int64_t largest, int64_t firstFragment) {
+    FragmentSchedule candidate(bytes, largest, firstFragment);
+    double us = predictIpcUs(candidate);
+    if (us < bestUs || (us == bestUs && candidate.count() < best.count())) {
+      best = candidate;
+      bestUs = us;
+    }
+  };
+  for (int64_t largest = s.fragmentSet ? clamp(s.fragment) : kLargestLeast;;
+       largest *= 2) {
+    if (s.fragmentMinSet) {
+      consider(largest, first);
+    } else {
+      for (int64_t f = std::min(kLeast, largest); f < largest; f *= 2)
+        consider(largest, f);
+      consider(largest, largest);
+    }
+    // Larger fragments than the message change nothing.
+    if (s.fragmentSet || largest >= kLargestMost || largest >= bytes)
+      break;
+  }
+  lastBytes = bytes;
+  last = best;
+  return best;
 }
 
 } // namespace ddtc::mpi

@@ -10,6 +10,7 @@
 #ifndef DDTC_MPI_OPERATION_H
 #define DDTC_MPI_OPERATION_H
 
+#include "FragmentSchedule.h"
 #include "Layer.h"
 
 #include <deque>
@@ -40,12 +41,20 @@ struct Slot {
   MPI_Request req = MPI_REQUEST_NULL;
 };
 
-/// Sender: a slot whose pack has finished becomes Packed.
-inline void collectPacked(Slot &s) {
-  if (s.s == Slot::S::Packing && eventDone(s.event)) {
-    releaseEvent(s.event);
-    s.event = nullptr;
-    s.s = Slot::S::Packed;
+/// Sender: slots whose pack has finished become Packed. The packs run in
+/// order on one stream, so only the oldest one's event is queried until it
+/// is done (a query per slot and poll cost the host for nothing).
+inline void collectPacked(std::vector<Slot> &slots) {
+  for (;;) {
+    Slot *oldest = nullptr;
+    for (Slot &s : slots)
+      if (s.s == Slot::S::Packing && (!oldest || s.frag < oldest->frag))
+        oldest = &s;
+    if (!oldest || !eventDone(oldest->event))
+      return;
+    releaseEvent(oldest->event);
+    oldest->event = nullptr;
+    oldest->s = Slot::S::Packed;
   }
 }
 
@@ -103,7 +112,9 @@ struct Operation {
   Answer answer; ///< the receiver's answer
   MPI_Request noteReq = MPI_REQUEST_NULL, answerReq = MPI_REQUEST_NULL;
   bool answered = false;
-  int64_t total = 0, fragBytes = 0;
+  int64_t total = 0;
+  FragmentSchedule plan; ///< the fragments' byte ranges (from the note)
+  int64_t slotBytes = 0; ///< bytes of a ring's slot: the longest fragment
   int nfrag = 0, nextFrag = 0, nextSend = 0, fragsDone = 0;
   std::vector<Slot> slots;
   void *ring = nullptr;
@@ -140,8 +151,6 @@ int packedBytes(const Operation &op);
 /// other.
 inline int answerTag(int id) { return 2 * id + 1; }
 inline int fragmentTag(int id) { return 2 * id; }
-/// Bytes of fragment k.
-int64_t fragLen(const Operation &op, int k);
 /// PMPI_Test that records an error of the MPI library in op.error (a peer
 /// that died, with MPI_ERRORS_RETURN): true when done or failed.
 bool testDone(Operation &op, MPI_Request &r);

@@ -47,6 +47,8 @@ Settings read() {
   s.eagerLimit = envBytes("DDTC_MPI_EAGER_LIMIT", s.eagerLimit, 0);
   s.fragment = envBytes("DDTC_MPI_FRAGMENT", s.fragment, 1);
   s.fragmentSet = std::getenv("DDTC_MPI_FRAGMENT") != nullptr;
+  s.fragmentMin = envBytes("DDTC_MPI_FRAGMENT_MIN", s.fragmentMin, 1);
+  s.fragmentMinSet = std::getenv("DDTC_MPI_FRAGMENT_MIN") != nullptr;
   s.depth = static_cast<int>(envBytes("DDTC_MPI_DEPTH", s.depth, 1));
   s.maxCtas = static_cast<int>(envBytes("DDTC_MPI_CTAS", 0, 0));
   if (const char *p = std::getenv("DDTC_MPI_PROTOCOL"); p && *p) {

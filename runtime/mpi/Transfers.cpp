@@ -46,9 +46,11 @@ int packedBytes(const Operation &op) {
   return static_cast<int>(op.info->size * op.count);
 }
 
-int64_t fragLen(const Operation &op, int k) {
-  int64_t lo = k * op.fragBytes;
-  return std::min(op.total, lo + op.fragBytes) - lo;
+FragmentSchedule hostSchedule(int64_t bytes) {
+  // The note carries both sizes as int32.
+  const Settings &s = settings();
+  return FragmentSchedule(bytes, std::min<int64_t>(s.fragment, INT32_MAX),
+                          std::min<int64_t>(s.fragmentMin, INT32_MAX));
 }
 
 bool testDone(Operation &op, MPI_Request &r) {
@@ -171,16 +173,19 @@ int nextId() {
   return id.fetch_add(1, std::memory_order_relaxed) % (tagLimit / 2);
 }
 
+/// A ring of pinned memory for `op.plan`: slots as long as its longest
+/// fragment.
 bool makeRing(Operation &op) {
-  op.nfrag = static_cast<int>((op.total + op.fragBytes - 1) / op.fragBytes);
+  op.nfrag = static_cast<int>(op.plan.count());
+  op.slotBytes = op.plan.longest();
   size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
-  op.ringBytes = n * static_cast<size_t>(op.fragBytes);
+  op.ringBytes = n * static_cast<size_t>(op.slotBytes);
   op.ring = op.ringBytes ? pinnedAcquire(op.ringBytes) : nullptr;
   if (op.ringBytes && !op.ring)
     return false;
   op.slots.assign(n, Slot{});
   for (size_t i = 0; i < n; ++i)
-    op.slots[i].buf = static_cast<char *>(op.ring) + i * op.fragBytes;
+    op.slots[i].buf = static_cast<char *>(op.ring) + i * op.slotBytes;
   op.nextFrag = op.nextSend = op.fragsDone = 0;
   return true;
 }
@@ -188,7 +193,7 @@ bool makeRing(Operation &op) {
 /// Packs the next fragment into a free slot of the sender's ring.
 bool packNext(Operation &op, Slot &slot) {
   int k = op.nextFrag++;
-  int64_t lo = k * op.fragBytes, len = fragLen(op, k);
+  int64_t lo = op.plan.begin(k), len = op.plan.length(k);
   const char *origin = static_cast<const char *>(op.buf);
   bool ok;
   if (!op.info->contiguous)
@@ -248,16 +253,17 @@ int startPipeSend(Operation &op) {
     op.note.kind = Note::Pipelined;
     op.error = MPI_SUCCESS;
   }
-  // Through IPC the fragment is the model's (startIpcSend); else the
-  // setting's.
+  // Through IPC the fragments are the model's (startIpcSend); else the
+  // settings'.
   if (!op.ipc)
-    op.fragBytes = std::min<int64_t>(settings().fragment, INT32_MAX);
+    op.plan = hostSchedule(op.total);
   if (!op.stream || (!op.ipc && !makeRing(op)))
     return raise(op.comm, MPI_ERR_NO_MEM,
                  "cannot get pinned host memory or a CUDA stream");
   op.note.bytes = op.total;
   op.note.id = nextId();
-  op.note.fragment = static_cast<int32_t>(op.fragBytes);
+  op.note.fragment = static_cast<int32_t>(op.plan.largestFragment());
+  op.note.firstFragment = static_cast<int32_t>(op.plan.firstFragment());
   op.answered = false;
   note(3, "%s %lld bytes to %d tag %d (%s, id %d, %d fragments)",
        modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
@@ -293,8 +299,8 @@ bool advanceSendPipe(Operation &op) {
   bool go = op.answered && op.answer.go == Answer::HostFrags &&
             op.error == MPI_SUCCESS;
   bool busy = false;
+  collectPacked(op.slots);
   for (Slot &s : op.slots) {
-    collectPacked(s);
     if (s.s == Slot::S::Sending && testDone(op, s.req)) {
       ++op.fragsDone;
       s.s = Slot::S::Free;
@@ -308,7 +314,7 @@ bool advanceSendPipe(Operation &op) {
     sent = false;
     for (Slot &s : op.slots)
       if (s.s == Slot::S::Packed && s.frag == op.nextSend) {
-        PMPI_Isend(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE,
+        PMPI_Isend(s.buf, static_cast<int>(op.plan.length(s.frag)), MPI_BYTE,
                    op.peer, fragmentTag(op.note.id), op.pair->data, &s.req);
         s.s = Slot::S::Sending;
         ++op.nextSend;
@@ -326,15 +332,17 @@ bool advanceSendPipe(Operation &op) {
 
 void postFragmentRecv(Operation &op, Slot &s) {
   s.frag = op.nextFrag++;
-  PMPI_Irecv(s.buf, static_cast<int>(fragLen(op, s.frag)), MPI_BYTE, op.source,
-             fragmentTag(op.note.id), op.pair->data, &s.req);
+  PMPI_Irecv(s.buf, static_cast<int>(op.plan.length(s.frag)), MPI_BYTE,
+             op.source, fragmentTag(op.note.id), op.pair->data, &s.req);
   s.s = Slot::S::Receiving;
 }
 
 /// Receiver: answers the note and posts the first fragments' receives.
 void startPipeRecv(Operation &op) {
   op.total = op.note.bytes;
-  op.fragBytes = op.note.fragment > 0 ? op.note.fragment : settings().fragment;
+  op.plan = FragmentSchedule(
+      op.total, op.note.fragment > 0 ? op.note.fragment : settings().fragment,
+      op.note.firstFragment);
   int64_t capacity = packedBytes(op);
   op.stream = threadStream(op.buf);
   op.state = Operation::State::RecvPipe;
@@ -372,7 +380,7 @@ bool advanceRecvPipe(Operation &op) {
   char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Receiving && testDone(op, s.req)) {
-      int64_t lo = s.frag * op.fragBytes, len = fragLen(op, s.frag);
+      int64_t lo = op.plan.begin(s.frag), len = op.plan.length(s.frag);
       bool ok = op.info->contiguous
                     ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
                                         static_cast<size_t>(len), op.stream)
@@ -935,12 +943,13 @@ static int receivePipelinedHost(const CommPair &pair, const Note &note,
                  "a pipelined message is larger than the receive buffer");
   }
   std::vector<char> packed(static_cast<size_t>(note.bytes));
-  int64_t frag = note.fragment > 0 ? note.fragment : settings().fragment;
-  for (int64_t lo = 0; lo < note.bytes; lo += frag) {
+  FragmentSchedule plan(note.bytes,
+                        note.fragment > 0 ? note.fragment : settings().fragment,
+                        note.firstFragment);
+  for (int64_t k = 0; k < plan.count(); ++k) {
     MPI_Request r;
-    PMPI_Irecv(packed.data() + lo,
-               static_cast<int>(std::min(frag, note.bytes - lo)), MPI_BYTE,
-               source, fragmentTag(note.id), pair.data, &r);
+    PMPI_Irecv(packed.data() + plan.begin(k), static_cast<int>(plan.length(k)),
+               MPI_BYTE, source, fragmentTag(note.id), pair.data, &r);
     int flag = 0;
     while (PMPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
       progress();
