@@ -37,7 +37,7 @@ private:
   void *host = nullptr;         // flags in mapped host memory
   void *hostOnDevice = nullptr; // their address on the device
   void *device = nullptr;       // counters in device memory
-  void *stream = nullptr; // cudaStream_t, non-blocking
+  void *stream = nullptr;       // cudaStream_t, non-blocking
   bool launching = false, running = false;
   int nBlocks = 0, nSms = 0;
   unsigned sharedBytes = 0;

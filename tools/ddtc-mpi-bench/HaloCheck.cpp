@@ -1,4 +1,5 @@
-//===- HaloCheck.cpp - The halo exchange of ddtc-mpi-bench on the driver API -===//
+//===- HaloCheck.cpp - The halo exchange of ddtc-mpi-bench on the driver API
+//-===//
 //
 // ddtc-mpi-bench links the CUDA runtime, which needs a real GPU driver; this
 // program runs the same exchange (HaloExchange.cpp) with device memory from
@@ -74,8 +75,9 @@ int main(int argc, char **argv) {
   gRank = rank;
   if (size != 2) {
     if (rank == 0)
-      std::fprintf(stderr, "ddtc-mpi-halo-check: needs exactly 2 MPI ranks, "
-                           "got %d\n",
+      std::fprintf(stderr,
+                   "ddtc-mpi-halo-check: needs exactly 2 MPI ranks, "
+                   "got %d\n",
                    size);
     MPI_Finalize();
     return 2;

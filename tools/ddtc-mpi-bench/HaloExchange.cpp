@@ -44,9 +44,9 @@ bool sameBits(double a, double b) { return std::memcmp(&a, &b, 8) == 0; }
 struct Geometry {
   int64_t S[3], P[3]; // interior and padded sizes
   int64_t elements = 0;
-  int64_t faceElems[3];        // of a face normal to d
-  int64_t refOffset[6] = {};   // message i = 2d + side in the contiguous
-  int64_t refElements = 0;     // buffers, in doubles
+  int64_t faceElems[3];      // of a face normal to d
+  int64_t refOffset[6] = {}; // message i = 2d + side in the contiguous
+  int64_t refElements = 0;   // buffers, in doubles
 
   explicit Geometry(const HaloShape &s) {
     S[0] = s.z, S[1] = s.y, S[2] = s.x;
@@ -82,8 +82,8 @@ std::string describeValue(const Geometry &g, double v) {
     if (i < g.elements) {
       int64_t x = i % g.P[2], y = i / g.P[2] % g.P[1], z = i / g.P[2] / g.P[1];
       std::snprintf(b, sizeof b,
-                    "rank %d's (%" PRId64 ", %" PRId64 ", %" PRId64 ")", r, z, y,
-                    x);
+                    "rank %d's (%" PRId64 ", %" PRId64 ", %" PRId64 ")", r, z,
+                    y, x);
       return b;
     }
   }
@@ -273,8 +273,9 @@ Found Exchange::checkTyped(const MPI_Status *statuses) {
                     ", expected " + describeValue(g, want);
           f.first = i;
         }
-        (ghostDims == 0 ? f.wrongInterior
-                        : ghostDims == 1 ? f.wrongGhost : f.wrongEdges)++;
+        (ghostDims == 0   ? f.wrongInterior
+         : ghostDims == 1 ? f.wrongGhost
+                          : f.wrongEdges)++;
       }
   return f;
 }
@@ -294,11 +295,10 @@ Found Exchange::checkContiguous(const MPI_Status *statuses) {
       if (!sameBits(got[at], want)) {
         if (f.first < 0) {
           char b[160];
-          std::snprintf(b, sizeof b,
-                        "message %s %s, double %" PRId64
-                        ", holds %.17g, expected %.17g",
-                        kDimNames[i / 2], i % 2 ? "high" : "low", k, got[at],
-                        want);
+          std::snprintf(
+              b, sizeof b,
+              "message %s %s, double %" PRId64 ", holds %.17g, expected %.17g",
+              kDimNames[i / 2], i % 2 ? "high" : "low", k, got[at], want);
           f.where = b;
           f.first = at;
         }
@@ -319,8 +319,8 @@ std::string Exchange::report(const char *what, const Found &f) const {
                 " edge or corner doubles overwritten, %" PRId64
                 " receives with a wrong count or source%s%s",
                 rank, what, f.wrongInterior, f.wrongGhost, f.wrongEdges,
-                f.wrongCounts, f.where.empty() ? "" : "; first wrong: ",
-                f.where.c_str());
+                f.wrongCounts,
+                f.where.empty() ? "" : "; first wrong: ", f.where.c_str());
   return b;
 }
 
@@ -331,9 +331,9 @@ double Exchange::timeOnce(bool typed) {
   double t0 = MPI_Wtime();
   exchange(typed, st);
   double t = MPI_Wtime() - t0;
-  checkMpi(PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX,
-                          MPI_COMM_WORLD),
-           "MPI_Allreduce");
+  checkMpi(
+      PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+      "MPI_Allreduce");
   return t;
 }
 
@@ -344,9 +344,9 @@ std::string gatherProblems(const std::string &mine, int rank) {
   if (rank == 1) {
     checkMpi(PMPI_Send(&n, 1, MPI_INT, 0, kTagFace - 1, MPI_COMM_WORLD),
              "MPI_Send");
-    checkMpi(PMPI_Send(mine.data(), n, MPI_CHAR, 0, kTagFace - 1,
-                       MPI_COMM_WORLD),
-             "MPI_Send");
+    checkMpi(
+        PMPI_Send(mine.data(), n, MPI_CHAR, 0, kTagFace - 1, MPI_COMM_WORLD),
+        "MPI_Send");
     return "";
   }
   checkMpi(PMPI_Recv(&n, 1, MPI_INT, 1, kTagFace - 1, MPI_COMM_WORLD,
@@ -436,8 +436,7 @@ int Exchange::run() {
     else if (!okAfter)
       std::printf("CHECK FAILED after timing: %s\n", after.c_str());
     std::printf("\n%-14s %10s %10s %10s %10s %7s %8s  %s\n", "halo", "bytes",
-                "typed us", "contig us", "min us", "ratio", "target",
-                "check");
+                "typed us", "contig us", "min us", "ratio", "target", "check");
     char name[64];
     std::snprintf(name, sizeof name, "halo-%s",
                   opt.cube ? std::to_string(opt.cube).c_str()
@@ -450,9 +449,9 @@ int Exchange::run() {
         std::snprintf(b, sizeof b, "%*s", width, "-");
       return std::string(b);
     };
-    double minH = typedUs.empty() ? NAN
-                                  : *std::min_element(typedUs.begin(),
-                                                      typedUs.end());
+    double minH = typedUs.empty()
+                      ? NAN
+                      : *std::min_element(typedUs.begin(), typedUs.end());
     std::printf("%-14s %10" PRId64 " %s %s %s %s %8s  %s\n", name,
                 g.sendBytes(), cell(mh, "%*.2f", 10).c_str(),
                 cell(mc, "%*.2f", 10).c_str(), cell(minH, "%*.2f", 10).c_str(),
@@ -461,9 +460,9 @@ int Exchange::run() {
                 "exchanges each, the slower rank's MPI_Wtime from a "
                 "barrier to MPI_Waitall); target <= %.1f: %s\n",
                 cell(q, "%*.3f", 0).c_str(), (int)typedUs.size(), kTargetRatio,
-                !std::isfinite(q)          ? "not measured"
-                : q <= kTargetRatio        ? "met"
-                                           : "missed");
+                !std::isfinite(q)   ? "not measured"
+                : q <= kTargetRatio ? "met"
+                                    : "missed");
     std::printf("halo exchange checks %s\n", passed ? "passed" : "FAILED");
     std::fflush(stdout);
 
@@ -479,15 +478,16 @@ int Exchange::run() {
                               .i64("ghost_plane", g.ghostPlane(d, side))
                               .text());
       JObj h;
-      h.add("block_zyx", "[" + jint(s.z) + ", " + jint(s.y) + ", " +
-                             jint(s.x) + "]")
+      h.add("block_zyx",
+            "[" + jint(s.z) + ", " + jint(s.y) + ", " + jint(s.x) + "]")
           .i64("cube", opt.cube)
           .i64("padded_bytes_per_rank", 8 * g.elements)
           .i64("bytes_each_way", g.sendBytes())
           .add("faces", jarr(faces, 2))
           .str("check_before_timing", okBefore ? "passed" : "FAILED")
-          .str("check_after_timing",
-               !okBefore ? "not run" : okAfter ? "passed" : "FAILED")
+          .str("check_after_timing", !okBefore ? "not run"
+                                     : okAfter ? "passed"
+                                               : "FAILED")
           .str("check_detail", !okBefore ? before : after)
           .num("typed_median_us", mh)
           .num("contig_median_us", mc)

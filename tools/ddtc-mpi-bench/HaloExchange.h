@@ -55,8 +55,8 @@ struct HaloOptions {
   int64_t cube = 0; ///< n when the block came from --halo n, else 0
   int reps = 20;
   int warmup = 3;
-  std::string jsonPath;      ///< rank 0 writes the report there (if set)
-  JObj environment;          ///< copied into the report
+  std::string jsonPath; ///< rank 0 writes the report there (if set)
+  JObj environment;     ///< copied into the report
   std::string program = "ddtc-mpi-bench";
 };
 

@@ -1034,6 +1034,7 @@ void usage(const std::vector<LayoutDef> &defs) {
       "                    edges and corners not written) before and after\n"
       "                    timing; prints the medians and their ratio\n"
       "                    (target <= 1.3); --reps exchanges of each\n"
+      "                    (default 50)\n"
       "  --halo-layout ZxYxX  the halo exchange with each rank's block given\n"
       "                    (z planes of y rows of x doubles), e.g. 8x16x16\n"
       "                    for a quick check\n"
