@@ -18,7 +18,12 @@ face as 4 MiB, unless its packed bytes are more than 2x off):
   - faster than (b) (copy the whole extent, send from host) and (c) (pack,
     copy to pinned, send MPI_PACKED) at every point from 64 KiB packed;
   - one-way latency of messages <= 1 KiB packed <= (a) + 8 us;
-  - added cost on host buffers <= 0.3 us per call.
+  - added cost on host buffers <= 0.3 us per call;
+  - with --contend F: the ddtc path loses <= 10% to the busy kernel at
+    every point (contended / uncontended one-way time - 1, same run).
+A halo-exchange report (ddtc-mpi-bench --halo, "mode": "halo") gets its
+table and its target instead: the typed exchange within 1.3x of the same
+bytes as contiguous buffers, and its checks.
 """
 
 import argparse
@@ -201,6 +206,35 @@ def summarize(data):
         targets.append(f"{mark(None)} added cost on host buffers <= 0.3 us "
                        f"per call")
 
+    # 5. The loss to a busy kernel (--contend).
+    contend = num(opts.get("contend_fraction_of_sms"))
+    if contend:
+        have = [p for p in points if num(p.get("ddtc_contention_loss"))
+                is not None]
+        if have:
+            over = [p for p in have if p["ddtc_contention_loss"] > 0.10]
+            worst = max(have, key=lambda p: p["ddtc_contention_loss"])
+            targets.append(
+                f"{mark(not over)} loss to a kernel holding {contend:.0%} of "
+                f"the SMs <= 10%: worst {worst['layout']} "
+                f"{human(worst['packed_bytes'])} "
+                f"{worst['ddtc_contention_loss']:+.1%} "
+                f"({worst['ddtc_contended_us']:.2f} vs {worst['ddtc_us']:.2f}"
+                f" us); {len(over)} of {len(have)} over")
+            for p in over:
+                targets.append(
+                    f"      {p['layout']} {human(p['packed_bytes'])}: "
+                    f"{p['ddtc_contention_loss']:+.1%}")
+            expired = sum(m.get("contended_reps_past_limit", 0)
+                          for p in points
+                          for m in p.get("methods", {}).values())
+            if expired:
+                targets.append(
+                    f"      {expired} contended repetitions reached the busy "
+                    f"kernel's time limit: those transfers waited for it")
+        else:
+            targets.append(f"{mark(None)} loss to a busy kernel <= 10%")
+
     failures = data.get("failures", [])
     failed_points = sum(1 for p in points if p.get("check") == "FAILED")
     checked = sum(1 for p in points if p.get("check") in ("passed", "FAILED"))
@@ -213,6 +247,45 @@ def summarize(data):
                        f"path {f.get('path')}: {f.get('detail')}")
     lines += ["", "targets:"] + ["  " + t for t in targets]
     return lines, len(failures)
+
+
+def summarize_halo(data):
+    """The halo exchange: returns (text lines, number of failed checks)."""
+    env = data.get("environment", {})
+    h = data.get("halo", {})
+    block = h.get("block_zyx") or ["?"] * 3
+    lines = [
+        f"GPU: {env.get('gpu', '?')}; ranks share one GPU: "
+        f"{env.get('ranks_share_gpu', '?')}",
+        f"halo exchange, 2 ranks, each {block[0]} x {block[1]} x {block[2]} "
+        f"(z y x) doubles plus ghosts"
+        + (f" (a {h['cube']}^3 cube)" if h.get("cube") else "")
+        + f"; {h.get('bytes_each_way', '?')} B each way per exchange; "
+        f"{len(h.get('typed_us', []))} exchanges of each, medians",
+    ]
+    if not data.get("complete", True):
+        lines.append("WARNING: the run did not complete")
+    lines += [
+        "",
+        f"{'':14s} {'typed us':>10s} {'contig us':>10s} {'ratio':>7s}",
+        f"{'halo':14s} {fmt(h.get('typed_median_us'), '10.2f')} "
+        f"{fmt(h.get('contig_median_us'), '10.2f')} "
+        f"{fmt(h.get('typed_over_contig'), '7.3f')}",
+        "",
+        "targets:",
+    ]
+    q = num(h.get("typed_over_contig"))
+    target = num(h.get("target_ratio")) or 1.3
+    ok = None if q is None else q <= target
+    lines.append(f"  {'NO DATA' if ok is None else ('MET    ' if ok else 'MISSED ')}"
+                 f" typed exchange <= {target}x the contiguous one: "
+                 + (f"{q:.3f}" if q is not None else "not measured"))
+    checks = (h.get("check_before_timing"), h.get("check_after_timing"))
+    failed = int(any(c == "FAILED" for c in checks))
+    lines.append(f"  {'MISSED ' if failed else 'MET    '} correctness: before "
+                 f"timing {checks[0]}, after timing {checks[1]}"
+                 + (f": {h.get('check_detail')}" if failed else ""))
+    return lines, failed
 
 
 def plot(data, path, title):
@@ -284,11 +357,15 @@ def main():
         outdir = args.out or os.path.dirname(os.path.abspath(path))
         os.makedirs(outdir, exist_ok=True)
         stem = os.path.splitext(os.path.basename(path))[0]
-        lines, failed = summarize(data)
+        halo = data.get("mode") == "halo"
+        lines, failed = summarize_halo(data) if halo else summarize(data)
         text = "\n".join([f"== {path}"] + lines) + "\n"
         print(text)
         with open(os.path.join(outdir, stem + "-summary.txt"), "w") as f:
             f.write(text)
+        if halo:
+            status = status or int(failed > 0)
+            continue
         env = data.get("environment", {})
         btl = env.get("ompi_mca_env", {}).get("OMPI_MCA_btl", "default btl")
         png = os.path.join(outdir, stem + "-bandwidth.png")

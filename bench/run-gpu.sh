@@ -21,13 +21,15 @@
 #   7. the MPI layer (libddtc-mpi): its test suite on device memory (2 and 4
 #      ranks sharing the GPUs; every protocol, threads) and the MPI examples
 #      under mpirun, then ddtc-mpi-bench (ping-pong against host-staged
-#      references) and its summary;
+#      references; the 3-d halo exchange of a 512^3 cube) and its summary;
 #   8. between the GPUs of one host (CUDA IPC; two ranks on one GPU where
 #      there is one): the libddtc-mpi suite with IPC forced and checked to
 #      be used (rings, staged and direct reads, threads, wildcards, one GPU),
 #      compute-sanitizer on both ranks for a subset, then ddtc-mpi-bench
 #      --refs device (against a contiguous device buffer, the extent copy
-#      and the host-memory protocols) and its read-mode and fragment sweeps;
+#      and the host-memory protocols), its read-mode and fragment sweeps,
+#      the ping-pong with a kernel holding half of each GPU (--contend) and
+#      the 3-d halo exchange (--halo);
 #   9. with the source bundles of the external suites in .external/ (see
 #      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
 #      through libddtc-mpi.
@@ -139,7 +141,8 @@ fi
 # libddtc-mpi (LD_PRELOAD), against host-staged references: first over shared
 # memory (btl vader), then over TCP loopback (up to 16 MiB). Writes
 # mpi-bench{,-tcp}.{json,txt,err} and, through mpi-summarize.py,
-# mpi-bench{,-tcp}-summary.txt and -bandwidth.png. Needs
+# mpi-bench{,-tcp}-summary.txt and -bandwidth.png; then the halo exchange
+# (mpi-halo.{json,txt,err}, mpi-halo-summary.txt). Needs
 # build/lib/libddtc-mpi.so, build/bin/ddtc-mpi-bench and mpirun; skipped
 # (visibly) otherwise, and with DDTC_GPU_STEPS=tests.
 # With one GPU both ranks share it; two processes taking turns on a GPU pay a
@@ -190,6 +193,10 @@ if want bench mpi; then
       "$mpibench" --json "$out/mpi-bench.json"
     mpi_bench mpi-bench-tcp --mca btl self,tcp "${mpi_x[@]}" \
       "$mpibench" --max-bytes 16M --json "$out/mpi-bench-tcp.json"
+    # The 3-d halo exchange of a 512^3 cube against the same bytes as
+    # contiguous device buffers (target: within 1.3x).
+    mpi_bench mpi-halo --mca btl self,vader "${mpi_x[@]}" "$mpibench" \
+      --halo 512 --json "$out/mpi-halo.json"
     if [ $mps_started = 1 ]; then
       echo quit | nvidia-cuda-mps-control
       cp "$CUDA_MPS_LOG_DIRECTORY/control.log" "$out/mpi-mps-control.log" 2>/dev/null
@@ -199,7 +206,8 @@ if want bench mpi; then
       unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     fi
     mpi_jsons=()
-    for j in "$out/mpi-bench.json" "$out/mpi-bench-tcp.json"; do
+    for j in "$out/mpi-bench.json" "$out/mpi-bench-tcp.json" \
+             "$out/mpi-halo.json"; do
       [ -f "$j" ] && mpi_jsons+=("$j")
     done
     if [ ${#mpi_jsons[@]} -gt 0 ]; then
@@ -266,16 +274,31 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
         --reps 7 --json "$out/mpi-ipc-fragment-$f.json"
     done
     # An application kernel holding half of each GPU's SMs, without and with
-    # a cap on the transfers' CTAs.
-    for c in none half half-capped; do
-      extra=()
-      [ $c != none ] && extra+=(--contend 0.5)
+    # a cap on the transfers' CTAs: each run times every repetition with and
+    # without it and prints the loss.
+    for c in half half-capped; do
       cap=()
       [ $c = half-capped ] && cap+=(-x DDTC_MPI_CTAS=16)
       mpi_bench mpi-ipc-contend-$c "${ipcb_x[@]}" "${cap[@]}" "$mpibench" \
         --refs device --layouts $sweep_layouts --sizes 4M,64M --reps 7 \
-        "${extra[@]}" --json "$out/mpi-ipc-contend-$c.json"
+        --contend 0.5 --json "$out/mpi-ipc-contend-$c.json"
     done
+    # The 3-d halo exchange through IPC: a small odd block first (a quick
+    # check), then the 512^3 cube against contiguous device buffers.
+    mpi_bench mpi-ipc-halo-small "${ipcb_x[@]}" "$mpibench" \
+      --halo-layout 5x12x20 --reps 5 --json "$out/mpi-ipc-halo-small.json"
+    mpi_bench mpi-ipc-halo "${ipcb_x[@]}" "$mpibench" --halo 512 \
+      --json "$out/mpi-ipc-halo.json"
+    ipc_jsons=()
+    for j in "$out"/mpi-ipc-contend-half*.json "$out/mpi-ipc-halo.json"; do
+      [ -f "$j" ] && ipc_jsons+=("$j")
+    done
+    if [ ${#ipc_jsons[@]} -gt 0 ]; then
+      step mpi-ipc-summary python3 "$root/bench/mpi-summarize.py" \
+        --out "$out" "${ipc_jsons[@]}"
+      cat "$out"/mpi-ipc-contend-half*-summary.txt \
+          "$out"/mpi-ipc-halo-summary.txt 2>/dev/null
+    fi
   fi
 fi
 # ---- end of the MPI section --------------------------------------------------

@@ -24,10 +24,16 @@
 // Also the cost added to host buffers by the interposition (8 B ping-pong
 // through MPI_Send/MPI_Recv against PMPI_Send/PMPI_Recv).
 // Prints a table and writes JSON (rewritten after every point).
+// --contend F times every repetition also while a busy kernel holds part of
+// the GPU (Contention.cu). --halo runs a 3-d halo exchange instead
+// (HaloExchange.cpp).
 //===----------------------------------------------------------------------===//
 
 #include <mpi.h>
 
+#include "BenchSupport.h"
+#include "Contention.h"
+#include "HaloExchange.h"
 #include "ddtc/ddtc.h"
 
 #include <cuda_runtime.h>
@@ -36,6 +42,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstddef>
@@ -52,6 +59,8 @@
 
 extern char **environ;
 
+using namespace bench;
+
 namespace {
 
 constexpr int kTagData = 11, kTagRef = 12, kTagCheck = 13, kTagInfo = 14;
@@ -61,8 +70,14 @@ constexpr int kWarmup = 3;
 /// small messages are not measured one round trip at a time.
 constexpr double kRepTargetUs = 1000.0;
 constexpr int kMaxIters = 1000;
+/// --contend: the busy kernel's time limit is this many times an
+/// uncontended repetition (its fastest warm-up round trip times the round
+/// trips per repetition), within these bounds.
+constexpr double kBusyLimitFactor = 50, kBusyLimitMinUs = 100e3,
+                 kBusyLimitMaxUs = 5e6;
+/// --contend: the most the ddtc path may lose to the busy kernel.
+constexpr double kContentionTarget = 0.10;
 
-int gRank = -1;
 /// --refs device: (a) is a contiguous device buffer of the packed size
 /// through libddtc-mpi, (c) the ddtc path forced through host memory (the
 /// copy-in/copy-out pipeline) with ddtc_mpi_set_protocol.
@@ -79,27 +94,6 @@ template <typename F> void withProtocol(const char *name, F f) {
   if (gSetProtocol)
     gSetProtocol("auto");
 }
-bool gMpiUp = false;
-std::function<void(const std::string &)> gOnAbort;
-
-[[noreturn]] void die(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  std::fprintf(stderr, "ddtc-mpi-bench [rank %d]: %s\n", gRank, msg);
-  std::fflush(stderr);
-  if (gOnAbort) {
-    auto f = gOnAbort;
-    gOnAbort = nullptr;
-    f(msg);
-  }
-  if (gMpiUp)
-    PMPI_Abort(MPI_COMM_WORLD, 3);
-  std::exit(3);
-}
-
 #define CHECK_CUDA(call)                                                       \
   do {                                                                         \
     cudaError_t err_ = (call);                                                 \
@@ -116,68 +110,6 @@ std::function<void(const std::string &)> gOnAbort;
           ddtc_last_error());                                                  \
   } while (0)
 
-void checkMpi(int rc, const char *what) {
-  if (rc == MPI_SUCCESS)
-    return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-    std::snprintf(text, sizeof text, "error code %d", rc);
-  die("%s failed: %s", what, text);
-}
-
-/// Holds its SM until *stop is set (one block per SM: it asks for most of
-/// the shared memory), standing for an application kernel that shares the
-/// GPU with the transfers.
-__global__ void busyKernel(volatile int *stop, unsigned long long *sink) {
-  extern __shared__ unsigned char smem[];
-  unsigned long long x = threadIdx.x;
-  while (!*stop) {
-    for (int i = 0; i < 1000; ++i)
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-    smem[threadIdx.x % 1024] = (unsigned char)x;
-  }
-  if (x == 42)
-    *sink = x;
-}
-
-/// --contend F: a busy kernel on F of the SMs while the paths are timed, on
-/// a non-blocking stream. It is stopped around the checks, allocations and
-/// frees (cudaFree waits for the whole device, so for the busy kernel).
-struct Contention {
-  int *stop = nullptr;
-  unsigned long long *sink = nullptr;
-  cudaStream_t stream = nullptr;
-  int blocks = 0;
-
-  void start(double fraction, int device) {
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-    blocks = std::max(1, (int)std::lround(fraction * prop.multiProcessorCount));
-    size_t smem = prop.sharedMemPerBlockOptin - 1024;
-    CHECK_CUDA(cudaFuncSetAttribute(
-        busyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    CHECK_CUDA(cudaHostAlloc(&stop, sizeof(int), cudaHostAllocMapped));
-    *stop = 0;
-    CHECK_CUDA(cudaMalloc(&sink, sizeof *sink));
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    int *dstop = nullptr;
-    CHECK_CUDA(cudaHostGetDevicePointer((void **)&dstop, stop, 0));
-    busyKernel<<<blocks, 256, smem, stream>>>(dstop, sink);
-    CHECK_CUDA(cudaGetLastError());
-  }
-  void finish() {
-    if (!stop)
-      return;
-    *(volatile int *)stop = 1;
-    CHECK_CUDA(cudaStreamSynchronize(stream));
-    CHECK_CUDA(cudaStreamDestroy(stream));
-    CHECK_CUDA(cudaFreeHost(stop));
-    CHECK_CUDA(cudaFree(sink));
-    stop = nullptr;
-  }
-};
-
 /// Fills n bytes with a pattern that differs from byte to byte and from
 /// seed to seed; never zero and never the poison.
 __global__ void fillKernel(unsigned char *p, long long n, unsigned seed) {
@@ -190,83 +122,6 @@ __global__ void fillKernel(unsigned char *p, long long n, unsigned seed) {
     unsigned char v = (unsigned char)(x | 1);
     p[i] = v == 0xA5 ? 0x5B : v;
   }
-}
-
-//===----------------------------------------------------------------------===//
-// JSON
-//===----------------------------------------------------------------------===//
-
-std::string jstr(const std::string &s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += (char)c;
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (c == '\t') {
-      o += "\\t";
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += (char)c;
-    }
-  }
-  return o + "\"";
-}
-
-std::string jnum(double v) {
-  if (!std::isfinite(v))
-    return "null";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
-
-std::string jint(int64_t v) { return std::to_string(v); }
-
-/// A JSON object built field by field.
-struct JObj {
-  std::vector<std::pair<std::string, std::string>> f;
-  JObj &add(const std::string &k, const std::string &rawValue) {
-    f.push_back({k, rawValue});
-    return *this;
-  }
-  JObj &num(const std::string &k, double v) { return add(k, jnum(v)); }
-  JObj &i64(const std::string &k, int64_t v) { return add(k, jint(v)); }
-  JObj &str(const std::string &k, const std::string &v) {
-    return add(k, jstr(v));
-  }
-  JObj &boolean(const std::string &k, bool v) {
-    return add(k, v ? "true" : "false");
-  }
-  std::string text(int indent = -1) const {
-    std::string sep = indent < 0 ? ", " : ",\n" + std::string(indent + 1, ' ');
-    std::string o = indent < 0 ? "{" : "{\n" + std::string(indent + 1, ' ');
-    for (size_t i = 0; i < f.size(); ++i)
-      o += (i ? sep : "") + jstr(f[i].first) + ": " + f[i].second;
-    o += indent < 0 ? "}" : "\n" + std::string(indent, ' ') + "}";
-    return o;
-  }
-};
-
-std::string jarr(const std::vector<std::string> &items, int indent = -1) {
-  if (items.empty())
-    return "[]";
-  std::string sep = indent < 0 ? ", " : ",\n" + std::string(indent + 1, ' ');
-  std::string o = indent < 0 ? "[" : "[\n" + std::string(indent + 1, ' ');
-  for (size_t i = 0; i < items.size(); ++i)
-    o += (i ? sep : "") + items[i];
-  return o + (indent < 0 ? "]" : "\n" + std::string(indent, ' ') + "]");
-}
-
-std::string jnums(const std::vector<double> &v) {
-  std::vector<std::string> s;
-  for (double x : v)
-    s.push_back(jnum(x));
-  return jarr(s);
 }
 
 //===----------------------------------------------------------------------===//
@@ -831,15 +686,14 @@ struct Timing {
   double us = NAN, minUs = NAN, maxUs = NAN;
   int iters = 0;
   std::vector<double> samples;
+  // --contend: the same repetitions with the busy kernel running; samples in
+  // which it ended by its time limit before the round trips did.
+  std::vector<double> busySamples;
+  double busyUs = NAN, busyLimitUs = NAN;
+  int busyExpired = 0;
+  /// The contended time over the uncontended one, minus 1.
+  double loss() const { return ratio(busyUs, us) - 1; }
 };
-
-double median(std::vector<double> v) {
-  if (v.empty())
-    return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// One round trip of method m started by rank 0; returns its seconds on
 /// rank 0.
@@ -858,10 +712,14 @@ double roundTrip(Method m, Side &s, int rank, int iters) {
 }
 
 /// Times the methods marked in `run`, interleaved rep by rep. Fills the
-/// one-way microseconds on rank 0.
+/// one-way microseconds on rank 0. With a busy kernel (busy not null), every
+/// repetition is also timed while it runs, the two in alternating order.
 void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
-                 Timing out[NumMethods]) {
+                 Timing out[NumMethods], Contention *busy) {
   int iters[NumMethods] = {0, 0, 0, 0};
+  // The busy kernel's time limit per repetition: far beyond an uncontended
+  // repetition, so that only transfers that wait for it reach the limit.
+  double limitUs[NumMethods] = {0, 0, 0, 0};
   for (int m = 0; m < NumMethods; ++m) {
     if (!run[m])
       continue;
@@ -870,8 +728,13 @@ void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
       best = std::min(best, roundTrip((Method)m, s, rank, 1));
     int it = (int)std::ceil(kRepTargetUs / std::max(best * 1e6, 1e-3));
     iters[m] = std::max(1, std::min(kMaxIters, it));
+    limitUs[m] = std::min(kBusyLimitMaxUs,
+                          std::max(kBusyLimitMinUs,
+                                   kBusyLimitFactor * iters[m] * best * 1e6));
   }
   checkMpi(PMPI_Bcast(iters, NumMethods, MPI_INT, 0, MPI_COMM_WORLD),
+           "MPI_Bcast");
+  checkMpi(PMPI_Bcast(limitUs, NumMethods, MPI_DOUBLE, 0, MPI_COMM_WORLD),
            "MPI_Bcast");
   for (int m = 0; m < NumMethods; ++m)
     if (run[m] && iters[m] > 1)
@@ -880,8 +743,25 @@ void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
     for (int m = 0; m < NumMethods; ++m) {
       if (!run[m])
         continue;
-      double sec = roundTrip((Method)m, s, rank, iters[m]);
-      out[m].samples.push_back(sec * 1e6 / (2.0 * iters[m]));
+      for (int k = 0; k < (busy ? 2 : 1); ++k) {
+        bool contended = busy && (r + k) % 2 == 1;
+        if (contended) {
+          busy->begin(limitUs[m]);
+          checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        }
+        double us = roundTrip((Method)m, s, rank, iters[m]) * 1e6 /
+                    (2.0 * iters[m]);
+        if (!contended) {
+          out[m].samples.push_back(us);
+          continue;
+        }
+        int whole = busy->end() ? 1 : 0;
+        checkMpi(PMPI_Allreduce(MPI_IN_PLACE, &whole, 1, MPI_INT, MPI_MIN,
+                                MPI_COMM_WORLD),
+                 "MPI_Allreduce");
+        out[m].busySamples.push_back(us);
+        out[m].busyExpired += !whole;
+      }
     }
   for (int m = 0; m < NumMethods; ++m) {
     if (!run[m])
@@ -893,6 +773,10 @@ void timeMethods(Side &s, int rank, int reps, const bool run[NumMethods],
         *std::min_element(out[m].samples.begin(), out[m].samples.end());
     out[m].maxUs =
         *std::max_element(out[m].samples.begin(), out[m].samples.end());
+    if (busy) {
+      out[m].busyUs = median(out[m].busySamples);
+      out[m].busyLimitUs = limitUs[m];
+    }
   }
 }
 
@@ -923,10 +807,6 @@ bool smallMessage(int64_t target, int64_t packed) {
   return (near ? target : packed) <= 1024;
 }
 
-double ratio(double num, double den) {
-  return std::isfinite(num) && std::isfinite(den) && den > 0 ? num / den : NAN;
-}
-
 std::string pointJson(const Point &p) {
   JObj o;
   o.str("layout", p.layout)
@@ -951,6 +831,10 @@ std::string pointJson(const Point &p) {
   o.num("ddtc_vs_a_bandwidth", ratio(p.t[A].us, d))
       .num("speedup_vs_b", ratio(p.t[B].us, d))
       .num("speedup_vs_c", ratio(p.t[C].us, d));
+  for (int m = 0; m < NumMethods; ++m)
+    o.num(std::string(kMethodNames[m]) + "_contended_us", p.t[m].busyUs)
+        .num(std::string(kMethodNames[m]) + "_contention_loss",
+             p.t[m].loss());
   JObj methods;
   for (int m = 0; m < NumMethods; ++m) {
     const Timing &t = p.t[m];
@@ -963,6 +847,13 @@ std::string pointJson(const Point &p) {
                                      .num("max_us", t.maxUs)
                                      .i64("round_trips_per_rep", t.iters)
                                      .add("one_way_us", jnums(t.samples))
+                                     .num("contended_median_us", t.busyUs)
+                                     .num("contention_loss", t.loss())
+                                     .add("contended_one_way_us",
+                                          jnums(t.busySamples))
+                                     .num("busy_time_limit_us", t.busyLimitUs)
+                                     .i64("contended_reps_past_limit",
+                                          t.busyExpired)
                                      .text());
   }
   o.add("methods", methods.text());
@@ -1033,16 +924,7 @@ struct Report {
                             .i64("checked", checked)
                             .i64("failed", failed)
                             .text());
-    std::string tmp = path + ".tmp";
-    {
-      std::ofstream f(tmp);
-      f << root.text(0) << "\n";
-      if (!f) {
-        std::fprintf(stderr, "ddtc-mpi-bench: cannot write %s\n", tmp.c_str());
-        return;
-      }
-    }
-    std::rename(tmp.c_str(), path.c_str());
+    writeFileAtomically(path, root.text(0) + "\n");
   }
 };
 
@@ -1130,10 +1012,32 @@ void usage(const std::vector<LayoutDef> &defs) {
       "                    the packed bytes as a contiguous device buffer\n"
       "                    through libddtc-mpi (the ceiling between GPUs), c\n"
       "                    the ddtc path kept to host memory (no CUDA IPC)\n"
-      "  --contend F       keep F (0..1) of each GPU's SMs busy with a "
-      "spinning\n"
-      "                    kernel for the whole run (an application sharing\n"
-      "                    the GPU with the transfers)\n"
+      "  --contend F       time every repetition twice: as above, and while\n"
+      "                    a busy kernel holds F (0..1) of each GPU's SMs\n"
+      "                    (an application sharing the GPU; one block of\n"
+      "                    1024 threads and most of the shared memory per\n"
+      "                    SM, launched by one rank per GPU), in alternating\n"
+      "                    order; prints both and the loss (contended /\n"
+      "                    uncontended - 1, target <= 10%% for ddtc). The\n"
+      "                    kernel ends by itself when the repetition is over,\n"
+      "                    at the latest after 50x an uncontended repetition\n"
+      "                    (0.1-5 s): a transfer waiting for it is slow and\n"
+      "                    counted, never hung\n"
+      "  --halo [N]        instead of the ping-pong: a 3-d halo exchange of\n"
+      "                    an N^3 cube of doubles (default N 512, even), each\n"
+      "                    rank owning N/2 x N x N plus one ghost layer in\n"
+      "                    device memory; 6 MPI_Isend of subarray faces, 6\n"
+      "                    MPI_Irecv into the ghosts, MPI_Waitall (periodic:\n"
+      "                    every neighbour is the other rank), against the\n"
+      "                    same 12 messages as contiguous device buffers;\n"
+      "                    checked (every ghost, the interior untouched,\n"
+      "                    edges and corners not written) before and after\n"
+      "                    timing; prints the medians and their ratio\n"
+      "                    (target <= 1.3); --reps exchanges of each\n"
+      "                    (default 50)\n"
+      "  --halo-layout ZxYxX  the halo exchange with each rank's block given\n"
+      "                    (z planes of y rows of x doubles), e.g. 8x16x16\n"
+      "                    for a quick check\n"
       "  --json FILE       write every number and the environment to FILE\n"
       "  --help            this text\n\n"
       "layouts:\n");
@@ -1142,7 +1046,7 @@ void usage(const std::vector<LayoutDef> &defs) {
   std::printf(
       "\nEach rank uses GPU OMPI_COMM_WORLD_LOCAL_RANK mod the device count\n"
       "(both ranks may share one). Exits 77 without a GPU, 2 unless run on\n"
-      "exactly 2 ranks.\n");
+      "exactly 2 ranks, 1 when a check failed.\n");
 }
 
 std::string readFirstLine(const char *path) {
@@ -1270,6 +1174,12 @@ int main(int argc, char **argv) {
   int64_t maxBytes = 64ll << 20, maxSpan = 1ll << 30;
   bool noDdtc = false;
   double contend = 0; // --contend
+  bool halo = false;   // --halo, --halo-layout
+  HaloOptions haloOpt;
+  std::string haloError;
+  haloShapeOfCube(512, haloOpt.shape, haloError);
+  haloOpt.cube = 512;
+  bool repsGiven = false;
   std::string jsonPath;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -1327,6 +1237,7 @@ int main(int argc, char **argv) {
       }
     } else if (a == "--reps") {
       reps = positive("--reps");
+      repsGiven = true;
     } else if (a == "--max-bytes") {
       maxBytes = bytes("--max-bytes");
     } else if (a == "--max-span") {
@@ -1344,6 +1255,25 @@ int main(int argc, char **argv) {
                              "the SMs between 0 and 1\n");
         return 2;
       }
+    } else if (a == "--halo") {
+      halo = true;
+      // The edge is optional: a value follows when it starts with a digit.
+      if (i + 1 < argc && std::isdigit((unsigned char)argv[i + 1][0])) {
+        haloOpt.cube = std::atoll(argv[++i]);
+        if (!haloShapeOfCube(haloOpt.cube, haloOpt.shape, haloError)) {
+          std::fprintf(stderr, "ddtc-mpi-bench: --halo: %s\n",
+                       haloError.c_str());
+          return 2;
+        }
+      }
+    } else if (a == "--halo-layout") {
+      halo = true;
+      if (!parseHaloShape(value("--halo-layout"), haloOpt.shape, haloError)) {
+        std::fprintf(stderr, "ddtc-mpi-bench: --halo-layout: %s\n",
+                     haloError.c_str());
+        return 2;
+      }
+      haloOpt.cube = 0;
     } else if (a == "--refs") {
       std::string v = value("--refs");
       if (v != "host" && v != "device") {
@@ -1362,6 +1292,13 @@ int main(int argc, char **argv) {
                    a.c_str());
       return 2;
     }
+  }
+  if (halo && (contend > 0 || gDeviceRefs || noDdtc)) {
+    std::fprintf(stderr,
+                 "ddtc-mpi-bench: --contend applies to the ping-pong, not "
+                 "--halo; --halo needs libddtc-mpi and takes no --refs or "
+                 "--no-ddtc\n");
+    return 2;
   }
   if (maxBytes > (1ll << 30) || maxSpan > (int64_t(1) << 31) - 1) {
     std::fprintf(stderr, "ddtc-mpi-bench: --max-bytes is at most 1G and "
@@ -1453,6 +1390,7 @@ int main(int argc, char **argv) {
   Report rep;
   if (rank == 0)
     rep.path = jsonPath;
+  bool ranksShareGpu = false;
   {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
@@ -1522,10 +1460,11 @@ int main(int argc, char **argv) {
         .add("ompi_mca_env", mcaEnv.text())
         .add("cuda_env", cudaEnv.text())
         .str("command", cmd);
+    // Same GPU when both ranks name the same bus id (rank 0 has both).
+    int share = other.find("\"pci_bus_id\": " + jstr(bus)) != std::string::npos;
+    checkMpi(PMPI_Bcast(&share, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    ranksShareGpu = share != 0;
     if (rank == 0) {
-      // Same GPU when both ranks name the same bus id.
-      std::string a = "\"pci_bus_id\": " + jstr(bus);
-      bool share = other.find(a) != std::string::npos;
       for (auto &f : rep.environment.f)
         if (f.first == "ranks_share_gpu")
           f.second = share ? "true" : "false";
@@ -1565,6 +1504,29 @@ int main(int argc, char **argv) {
                       : "hand-written staging: pack on the GPU, cudaMemcpy "
                         "to pinned memory, PMPI_Send of MPI_PACKED, and back");
   }
+  if (halo) {
+    haloOpt.reps = repsGiven ? reps : 50;
+    haloOpt.jsonPath = jsonPath;
+    haloOpt.environment = rep.environment;
+    DeviceMemory memory;
+    memory.alloc = [](size_t n) {
+      void *p = nullptr;
+      CHECK_CUDA(cudaMalloc(&p, n));
+      return p;
+    };
+    memory.free = [](void *p) { CHECK_CUDA(cudaFree(p)); };
+    memory.toDevice = [](void *d, const void *s, size_t n) {
+      CHECK_CUDA(cudaMemcpy(d, s, n, cudaMemcpyHostToDevice));
+    };
+    memory.toHost = [](void *d, const void *s, size_t n) {
+      CHECK_CUDA(cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost));
+    };
+    int status = runHaloExchange(haloOpt, memory, rank);
+    ddtc_finalize();
+    MPI_Finalize();
+    return status;
+  }
+
   int exitCode = 0;
   const double start = MPI_Wtime();
   rep.start = start;
@@ -1587,10 +1549,29 @@ int main(int argc, char **argv) {
     }
   }
 
+  // The busy kernel is set up once, before any is launched, and torn down
+  // after the last one ended: nothing is allocated or freed while it runs.
+  Contention contention;
+  if (contend > 0) {
+    contention.setUp(contend, device, rank == 0 || !ranksShareGpu);
+    if (rank == 0)
+      std::printf("--contend %.2f: every repetition is also timed while a "
+                  "busy kernel holds %d of the %d SMs of %s (blocks of 1024 "
+                  "threads); busy us = ddtc's one-way time then, loss = busy "
+                  "/ ddtc - 1 (target <= %.0f%%)\n",
+                  contend, contention.blocks(), contention.sms(),
+                  ranksShareGpu ? "the GPU both ranks share (launched by "
+                                  "rank 0)"
+                                : "each rank's GPU",
+                  100 * kContentionTarget);
+  }
   if (rank == 0) {
-    std::printf("\n%-18s %10s %9s %8s %9s %7s %10s %9s %7s %7s  %s\n", "layout",
+    std::printf("\n%-18s %10s %9s %8s %9s %7s %10s %9s %7s %7s", "layout",
                 "bytes", "ddtc us", "GB/s", "a us", "ddtc/a", "b us", "c us",
-                "vs b", "vs c", "check");
+                "vs b", "vs c");
+    if (contend > 0)
+      std::printf(" %9s %7s", "busy us", "loss");
+    std::printf("  check\n");
     std::fflush(stdout);
   }
   auto cell = [](double v, const char *fmt, int width) {
@@ -1602,15 +1583,6 @@ int main(int argc, char **argv) {
     return std::string(b);
   };
 
-  Contention contention;
-  if (contend > 0 && rank == 0) {
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-    std::printf("while timing, a busy kernel holds %ld of the %d SMs of "
-                "each GPU\n",
-                std::max(1L, std::lround(contend * prop.multiProcessorCount)),
-                prop.multiProcessorCount);
-  }
   unsigned seed = 1;
   for (const LayoutDef &l : defs) {
     std::vector<int64_t> done;
@@ -1811,10 +1783,8 @@ int main(int argc, char **argv) {
 
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
       if (run[DDTC] || run[A] || run[B] || run[C]) {
-        if (contend > 0)
-          contention.start(contend, device);
-        timeMethods(s, rank, reps, run, p.t);
-        contention.finish();
+        timeMethods(s, rank, reps, run, p.t,
+                    contend > 0 ? &contention : nullptr);
       }
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
       s.release();
@@ -1827,8 +1797,12 @@ int main(int argc, char **argv) {
           if (pred >= 0)
             p.predictedUs = pred;
         }
+        std::string busyCells;
+        if (contend > 0)
+          busyCells = " " + cell(p.t[DDTC].busyUs, "%*.2f", 9) + " " +
+                      cell(100 * p.t[DDTC].loss(), "%+*.1f%%", 6);
         std::printf(
-            "%-18s %10lld %s %s %s %s %s %s %s %s  %s%s\n", l.name.c_str(),
+            "%-18s %10lld %s %s %s %s %s %s %s %s%s  %s%s\n", l.name.c_str(),
             (long long)p.packed, cell(d, "%*.2f", 9).c_str(),
             cell(ratio((double)p.packed, d) / 1e3, "%*.3f", 8).c_str(),
             cell(p.t[A].us, "%*.2f", 9).c_str(),
@@ -1836,7 +1810,8 @@ int main(int argc, char **argv) {
             cell(p.t[B].us, "%*.2f", 10).c_str(),
             cell(p.t[C].us, "%*.2f", 9).c_str(),
             cell(ratio(p.t[B].us, d), "%*.2f", 7).c_str(),
-            cell(ratio(p.t[C].us, d), "%*.2f", 7).c_str(), p.check.c_str(),
+            cell(ratio(p.t[C].us, d), "%*.2f", 7).c_str(), busyCells.c_str(),
+            p.check.c_str(),
             std::isfinite(p.predictedUs)
                 ? ("  model " + cell(p.predictedUs, "%*.1f", 0) + " us (" +
                    cell(100 * (p.predictedUs - d) / d, "%+*.0f", 0) + "%)")
@@ -1873,6 +1848,35 @@ int main(int argc, char **argv) {
                     errors.size(), 100 * median(errors),
                     100 * *std::max_element(errors.begin(), errors.end()));
     }
+    if (contend > 0) {
+      // The loss of the ddtc path per point, and the worst.
+      const Point *worst = nullptr;
+      int measured = 0, over = 0, expired = 0;
+      for (const Point &p : rep.points) {
+        for (int m = 0; m < NumMethods; ++m)
+          expired += p.t[m].busyExpired;
+        double loss = p.t[DDTC].loss();
+        if (!std::isfinite(loss))
+          continue;
+        ++measured;
+        over += loss > kContentionTarget;
+        if (!worst || loss > worst->t[DDTC].loss())
+          worst = &p;
+      }
+      if (worst)
+        std::printf("contention: ddtc loses more than %.0f%% at %d of %d "
+                    "points; worst %+.1f%% (%s, %lld bytes: %.2f us busy vs "
+                    "%.2f us)\n",
+                    100 * kContentionTarget, over, measured,
+                    100 * worst->t[DDTC].loss(), worst->layout.c_str(),
+                    (long long)worst->packed, worst->t[DDTC].busyUs,
+                    worst->t[DDTC].us);
+      if (expired)
+        std::printf("contention: in %d repetitions the busy kernel reached "
+                    "its time limit before the round trips ended: those "
+                    "transfers waited for it\n",
+                    expired);
+    }
     int failed = 0;
     for (const Point &p : rep.points)
       failed += p.check == "FAILED";
@@ -1885,6 +1889,7 @@ int main(int argc, char **argv) {
       std::printf("wrote %s\n", jsonPath.c_str());
   }
   gOnAbort = nullptr;
+  contention.tearDown();
   ddtc_finalize();
   MPI_Finalize();
   return exitCode;
