@@ -290,7 +290,7 @@ std::string json(const std::string &device, double memcpyTrafficGBps,
 
 int runTrafficCalibration(const std::string &outPath, int reps,
                           long long deviceMiB, long long hostMiB) {
-  // Whole sectors, and room for every k of the patterns.
+  // Whole MiB: every pattern's k (at most 32 sectors, 1 KiB) divides them.
   const long long deviceBytes = deviceMiB << 20, hostBytes = hostMiB << 20;
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
