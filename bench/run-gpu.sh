@@ -13,9 +13,11 @@
 #      CTA caps) against the CPU reference, with poisoned outputs;
 #   2. compute-sanitizer memcheck and racecheck on a subset of it;
 #   3. the C API and generated-header examples;
-#   4. ddtc-bench: correctness, then timings against cudaMemcpy/2D/3D and
-#      pinned D2H, the empty-kernel launch, and the JIT figures (cold, cache
-#      hit, and a fresh process loading from the disk cache);
+#   4. ddtc-bench: correctness, then timings against cudaMemcpy/2D/3D,
+#      pinned D2H and the memory limit (cudaMemcpy moving the DRAM traffic
+#      the layout forces), the empty-kernel launch, and the JIT figures
+#      (cold, cache hit, and a fresh process loading from the disk cache);
+#      then the traffic calibration (the model's assumptions, measured);
 #   5. the torch baseline on the same layouts;
 #   6. the summary table (summary.txt), merged JSON and plots.
 #   7. the MPI layer (libddtc-mpi): its test suite on device memory (2 and 4
@@ -131,6 +133,8 @@ export DDTC_CACHE_DIR=$(mktemp -d)
 step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --out "$out/ddtc.json"
 step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
   --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
+step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \
+  --out "$out/traffic-calibration.json"
 (cd "$root/bench" && step torch python3 torch_baseline.py --out "$out/torch.json")
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
 cat "$out/summary.txt" 2>/dev/null

@@ -1,6 +1,8 @@
 """Merges ddtc-bench's and the torch baseline's JSON of one run into
 summary.txt (a table of ratios and the targets reached or missed),
-results.json, and plots (PNG) of bandwidth against size.
+results.json, and plots (PNG) of bandwidth against size. The traffic
+calibration (traffic-calibration.json, from ddtc-bench --calibrate-traffic)
+is appended to the summary when the run has one.
 
     python3 bench/summarize.py --dir bench/results/<run>
 """
@@ -57,6 +59,11 @@ def main():
             "pack/2D3D": r.get("pack_vs_memcpy2d3d"),
             "torch/pack": (t / r["pack_us"]) if t else None,
             "host/D2H": r["host_vs_d2h"],
+            "traffic_MiB": (r["pack_traffic_bytes"] / 2**20
+                            if "pack_traffic_bytes" in r else None),
+            "pack/traffic": r.get("pack_vs_traffic"),
+            "unpack/traffic": r.get("unpack_vs_traffic"),
+            "host/traffic": r.get("host_vs_traffic"),
             "check": r.get("check"),
             "nvrtc_ms": r.get("nvrtc_ms"),
             "passes_ms": r.get("passes_ms"),
@@ -87,6 +94,16 @@ def main():
            [n for n in by if by[n]["pack/2D3D"]], "pack/2D3D", 1.0)
     target("into mapped host >= 0.95 pinned D2H, every layout", list(by),
            "host/D2H", 0.95)
+    # The memory limit: cudaMemcpy moving the DRAM traffic the layout forces.
+    target("pack >= 0.90 of the traffic limit, every layout", list(by),
+           "pack/traffic", 0.90)
+    target("unpack >= 0.90 of the traffic limit, every layout", list(by),
+           "unpack/traffic", 0.90)
+    target("into mapped host >= 0.90 of the traffic limit, every layout",
+           list(by), "host/traffic", 0.90)
+    uncounted = [n for n in by if by[n]["pack/traffic"] is None]
+    if uncounted:
+        targets.append("NOTE traffic not counted for " + ", ".join(uncounted))
     faces = [n for n in by if n.startswith("cube512-") and "interior" not in n]
     if faces and empty:
         worst = max(faces, key=lambda n: by[n]["pack_us"])
@@ -111,7 +128,9 @@ def main():
                        f"new process <= 2 ms: worst {worst:.3f} ms")
 
     def fmt(v, spec):
-        return format(v, spec) if isinstance(v, (int, float)) else "-"
+        if isinstance(v, (int, float)):
+            return format(v, spec)
+        return format("-", ">" + re.match(r"\d*", spec).group(0))
 
     lines = [f"device: {ddtc.get('device')}; torch {torch.get('torch', '-')}",
              f"empty kernel launch: {empty:.2f} us (waited), "
@@ -119,15 +138,25 @@ def main():
              "",
              f"{'layout':26s} {'MiB':>8s} {'pack us':>9s} {'pk/mcp':>7s} "
              f"{'up/mcp':>7s} {'pk/2D3D':>7s} {'torch/pk':>8s} {'host/d2h':>8s} "
+             f"{'trafMiB':>8s} {'pk/traf':>7s} {'up/traf':>7s} {'ho/traf':>7s} "
              f"{'nvrtc ms':>8s} {'hit us':>7s} check"]
     for r in rows:
         lines.append(
             f"{r['layout']:26s} {r['MiB']:8.2f} {r['pack_us']:9.1f} "
             f"{fmt(r['pack/memcpy'], '7.3f')} {fmt(r['unpack/memcpy'], '7.3f')} "
             f"{fmt(r['pack/2D3D'], '7.2f')} {fmt(r['torch/pack'], '8.2f')} "
-            f"{fmt(r['host/D2H'], '8.3f')} {fmt(r['nvrtc_ms'], '8.1f')} "
+            f"{fmt(r['host/D2H'], '8.3f')} {fmt(r['traffic_MiB'], '8.1f')} "
+            f"{fmt(r['pack/traffic'], '7.3f')} {fmt(r['unpack/traffic'], '7.3f')} "
+            f"{fmt(r['host/traffic'], '7.3f')} {fmt(r['nvrtc_ms'], '8.1f')} "
             f"{fmt(r['hit_us'], '7.2f')} {r['check']}")
+    if "partial_write_reads" in ddtc:
+        lines.append(f"traffic: sectors read + bytes written; an unpack pays "
+                     f"{ddtc['partial_write_reads']:g} sector read(s) per "
+                     f"sector it writes in part")
     lines += ["", "targets:"] + ["  " + t for t in targets]
+    calibration = load(os.path.join(args.dir, "traffic-calibration.json"))
+    if calibration:
+        lines += ["", *calibration_lines(calibration)]
     if disk:
         lines.append("disk cache, fresh process: " + ", ".join(
             f"{n} {v['commit_ms']:.3f} ms" for n, v in disk.items()))
@@ -136,10 +165,29 @@ def main():
         f.write(text)
     with open(os.path.join(args.dir, "results.json"), "w") as f:
         json.dump({"ddtc": ddtc, "torch": torch, "disk": disk,
+                   "traffic_calibration": calibration,
                    "rows": rows, "targets": targets}, f, indent=1)
     print(text)
     plot(args.dir, ddtc, tl)
     return 0
+
+
+def calibration_lines(c):
+    """The traffic calibration as a table: per pattern the bandwidth of the
+    bytes it touches and of the sectors they lie in, against the pattern
+    that touches every sector of the same memory (vs base) and against what
+    the traffic model predicts (vs model: sectors at the memcpy traffic
+    rate; for host writes, the bytes at the pinned D2H rate)."""
+    out = [f"traffic calibration ({c.get('device')}): cudaMemcpy D2D "
+           f"{c['memcpy_d2d_traffic_GBps']:.1f} GB/s of traffic, pinned D2H "
+           f"{c['memcpy_d2h_GBps']:.1f} GB/s",
+           f"  {'target':18s} {'pattern':27s} {'GB/s':>8s} {'sect GB/s':>9s} "
+           f"{'vs base':>7s} {'vs model':>8s} check"]
+    for p in c["patterns"]:
+        out.append(f"  {p['target']:18s} {p['name']:27s} {p['useful_GBps']:8.1f} "
+                   f"{p['sector_GBps']:9.1f} {p['vs_base']:7.3f} "
+                   f"{p['vs_model']:8.3f} {p['check']}")
+    return out
 
 
 def plot(outdir, ddtc, tl):

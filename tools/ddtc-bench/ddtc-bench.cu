@@ -6,20 +6,26 @@
 // --reps) ddtc pack and unpack, cudaMemcpy of the same packed bytes,
 // cudaMemcpy2D/3D where they express the layout, packing into mapped pinned
 // host memory against a pinned cudaMemcpy D2H, and the empty-kernel launch.
-// Also the JIT: cold compile (passes and NVRTC apart), in-process cache hit,
-// and a fresh process loading from the disk cache. Prints a table of ratios
-// and writes JSON.
+// Each direction is also held against the memory limit: cudaMemcpy moving the
+// DRAM traffic the layout forces (TrafficModel.h). Also the JIT: cold compile
+// (passes and NVRTC apart), in-process cache hit, and a fresh process loading
+// from the disk cache. Prints a table of ratios and writes JSON.
+// --calibrate-traffic instead measures the traffic model's assumptions
+// (TrafficCalibration.h).
 //===----------------------------------------------------------------------===//
+
+#include "BenchCuda.h"
+#include "TrafficCalibration.h"
+#include "TrafficModel.h"
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/ddtc.h"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,15 +37,7 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                       \
-  do {                                                                         \
-    cudaError_t err_ = (call);                                                 \
-    if (err_ != cudaSuccess) {                                                 \
-      std::fprintf(stderr, "ddtc-bench: %s failed: %s (%s:%d)\n", #call,       \
-                   cudaGetErrorString(err_), __FILE__, __LINE__);              \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
+using ddtc::timeUs;
 
 #define CHECK_DDTC(call)                                                       \
   do {                                                                         \
@@ -137,36 +135,85 @@ double nowMs() {
       .count();
 }
 
-/// Median microseconds of `reps` runs of fn on the default stream, timed
-/// with events, after `warmup` runs.
-template <typename Fn> double timeUs(Fn fn, int reps, int warmup = 3) {
-  for (int i = 0; i < warmup; ++i)
-    fn();
-  CHECK_CUDA(cudaDeviceSynchronize());
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK_CUDA(cudaEventRecord(a));
-    fn();
-    CHECK_CUDA(cudaEventRecord(b));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    CHECK_CUDA(cudaGetLastError());
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.0);
-  }
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 struct Result {
   std::map<std::string, double> v;
   std::map<std::string, std::string> s;
 };
+
+/// Runs the traffic model lists at the most for one layout: 2^26 runs take
+/// 1 GiB of host memory while they are counted.
+constexpr int64_t kTrafficMaxRuns = int64_t(1) << 26;
+
+/// Adds the traffic ratios of a layout whose kernels were timed in `r`: the
+/// sectors its source and unpack destination touch at their real alignment
+/// (TrafficModel.h), the time cudaMemcpy D2D needs to move each direction's
+/// traffic (a copy of N bytes moves 2N: half read, half written), and that
+/// time over the kernel's. Into mapped host memory the limit is the slower
+/// of the source's sectors at the memcpy rate and the pinned D2H copy of the
+/// packed bytes.
+void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
+                      const void *source, const void *unpackDest,
+                      int partialWriteReads, int reps, Result &r) {
+  auto mod32 = [](const void *p) { return (int64_t)((uintptr_t)p % 32); };
+  ddtc::SectorFootprint src, dst;
+  std::string error;
+  // Counting lists every run (seconds for 16M runs): once per alignment.
+  bool counted = ddtc::countSectorFootprint(layout, count, mod32(source),
+                                            kTrafficMaxRuns, src, error);
+  dst = src;
+  if (counted && mod32(unpackDest) != mod32(source))
+    counted = ddtc::countSectorFootprint(layout, count, mod32(unpackDest),
+                                         kTrafficMaxRuns, dst, error);
+  if (!counted) {
+    r.s["traffic"] = "not counted: " + error;
+    return;
+  }
+  const ddtc::Traffic pack = ddtc::packTraffic(src);
+  const ddtc::Traffic unpack = ddtc::unpackTraffic(dst, partialWriteReads);
+  const ddtc::Traffic hostSide = ddtc::packToHostDeviceTraffic(src);
+  r.v["sectors_read"] = (double)src.sectors;
+  r.v["sectors_written"] = (double)dst.sectors;
+  r.v["partial_sectors_written"] = (double)dst.partialSectors;
+  r.v["pack_traffic_bytes"] = (double)pack.total();
+  r.v["unpack_traffic_bytes"] = (double)unpack.total();
+  r.v["host_device_traffic_bytes"] = (double)hostSide.total();
+
+  const int64_t most =
+      std::max({pack.total(), unpack.total(), hostSide.total()}) / 2 + 1;
+  unsigned char *a = nullptr, *b = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, most));
+  CHECK_CUDA(cudaMalloc(&b, most));
+  std::map<int64_t, double> memcpyUs; // by traffic bytes
+  auto moving = [&](int64_t traffic) {
+    auto it = memcpyUs.find(traffic);
+    if (it != memcpyUs.end())
+      return it->second;
+    double us = timeUs(
+        [&] { cudaMemcpyAsync(b, a, traffic / 2, cudaMemcpyDeviceToDevice); },
+        reps);
+    return memcpyUs[traffic] = us;
+  };
+  r.v["memcpy_pack_traffic_us"] = moving(pack.total());
+  r.v["memcpy_unpack_traffic_us"] = moving(unpack.total());
+  r.v["memcpy_host_traffic_us"] = moving(hostSide.total());
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  r.v["pack_vs_traffic"] = r.v["memcpy_pack_traffic_us"] / r.v["pack_us"];
+  r.v["unpack_vs_traffic"] = r.v["memcpy_unpack_traffic_us"] / r.v["unpack_us"];
+  r.v["host_vs_traffic"] =
+      std::max(r.v["memcpy_host_traffic_us"], r.v["memcpy_d2h_us"]) /
+      r.v["pack_to_host_us"];
+}
+
+/// "-" for a ratio that was not measured.
+std::string ratioText(const Result &r, const char *key) {
+  auto it = r.v.find(key);
+  if (it == r.v.end())
+    return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", it->second);
+  return buf;
+}
 
 std::string json(const std::vector<std::pair<std::string, Result>> &rs,
                  const std::map<std::string, double> &global,
@@ -196,16 +243,44 @@ std::string json(const std::vector<std::pair<std::string, Result>> &rs,
 int usage() {
   std::puts(
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
-      "                  [--only NAME]... [--no-check] [--disk-child]\n\n"
+      "                  [--only NAME]... [--no-check] [--disk-child]\n"
+      "                  [--partial-write-reads 0|1]\n"
+      "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
+      "                  [--device-mib N] [--host-mib N]\n\n"
       "Benchmarks ddtc pack/unpack against cudaMemcpy, cudaMemcpy2D/3D and\n"
       "pinned D2H copies on the current GPU, after checking the packed and\n"
       "unpacked bytes against the reference. FILE.tsv comes from\n"
       "`python3 bench/layouts.py --tsv`. The JIT figures are cold when\n"
       "DDTC_CACHE_DIR is a new, empty folder\n"
       "(bench/run-gpu.sh makes one).\n"
+      "The traffic ratio is the time cudaMemcpy needs to move the DRAM\n"
+      "traffic a layout forces (32-byte sectors of the strided side, the\n"
+      "packed bytes) over the kernel's time; --partial-write-reads says how\n"
+      "many sector reads an unpack pays per sector it writes in part\n"
+      "(default 1).\n"
+      "--calibrate-traffic times kernels of known access patterns (every\n"
+      "k-th sector read or written, partial sectors, mapped host writes)\n"
+      "over --device-mib (default 1024) of device memory and --host-mib\n"
+      "(default 256) of mapped pinned host memory.\n"
       "--disk-child is internal: commit every layout from the disk cache and\n"
       "print the times.");
   return 0;
+}
+
+/// A whole number argument within [lo, hi], or exit with a message naming
+/// the option.
+long long intArg(const char *option, const char *text, long long lo,
+                 long long hi) {
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != 0 || v < lo || v > hi) {
+    std::fprintf(stderr,
+                 "ddtc-bench: %s takes a whole number from %lld to %lld, "
+                 "not '%s'\n",
+                 option, lo, hi, text);
+    std::exit(2);
+  }
+  return v;
 }
 
 } // namespace
@@ -213,8 +288,9 @@ int usage() {
 int main(int argc, char **argv) {
   std::string layoutsPath, outPath;
   std::vector<std::string> only;
-  int reps = 20;
-  bool check = true, diskChild = false;
+  int reps = 20, partialWriteReads = 1;
+  long long deviceMiB = 1024, hostMiB = 256;
+  bool check = true, diskChild = false, calibrate = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h")
@@ -224,24 +300,46 @@ int main(int argc, char **argv) {
     else if (a == "--out" && i + 1 < argc)
       outPath = argv[++i];
     else if (a == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
+      reps = (int)intArg("--reps", argv[++i], 1, 100000);
     else if (a == "--only" && i + 1 < argc)
       only.push_back(argv[++i]);
     else if (a == "--no-check")
       check = false;
     else if (a == "--disk-child")
       diskChild = true;
+    else if (a == "--partial-write-reads" && i + 1 < argc)
+      partialWriteReads = (int)intArg(a.c_str(), argv[++i], 0, 1);
+    else if (a == "--calibrate-traffic")
+      calibrate = true;
+    else if (a == "--device-mib" && i + 1 < argc)
+      deviceMiB = intArg(a.c_str(), argv[++i], 1, 1 << 20);
+    else if (a == "--host-mib" && i + 1 < argc)
+      hostMiB = intArg(a.c_str(), argv[++i], 1, 1 << 20);
     else {
       std::fprintf(stderr, "ddtc-bench: unknown argument '%s' (see --help)\n",
                    a.c_str());
       return 2;
     }
   }
-  if (layoutsPath.empty() || (outPath.empty() && !diskChild)) {
+  if (calibrate && outPath.empty()) {
+    std::fprintf(stderr, "ddtc-bench: --calibrate-traffic needs --out\n");
+    return 2;
+  }
+  if (calibrate && hostMiB > deviceMiB) {
+    // The pinned D2H reference copies from the device buffer.
+    std::fprintf(stderr,
+                 "ddtc-bench: --host-mib (%lld) must not exceed "
+                 "--device-mib (%lld)\n",
+                 hostMiB, deviceMiB);
+    return 2;
+  }
+  if (!calibrate && (layoutsPath.empty() || (outPath.empty() && !diskChild))) {
     std::fprintf(stderr, "ddtc-bench: --layouts and --out are required\n");
     return 2;
   }
-  std::vector<Layout> layouts = readLayouts(layoutsPath);
+  std::vector<Layout> layouts;
+  if (!calibrate)
+    layouts = readLayouts(layoutsPath);
   if (!only.empty())
     layouts.erase(std::remove_if(layouts.begin(), layouts.end(),
                                  [&](const Layout &l) {
@@ -256,6 +354,8 @@ int main(int argc, char **argv) {
   }
   CHECK_CUDA(cudaSetDevice(0));
   CHECK_CUDA(cudaFree(nullptr));
+  if (calibrate)
+    return ddtc::runTrafficCalibration(outPath, reps, deviceMiB, hostMiB);
   CHECK_DDTC(ddtc_init());
 
   if (diskChild) {
@@ -297,9 +397,9 @@ int main(int argc, char **argv) {
 
   std::vector<std::pair<std::string, Result>> results;
   int failures = 0;
-  std::printf("%-26s %9s %8s %8s %8s %8s %8s %8s %8s\n", "layout", "MiB",
-              "pack", "unpack", "memcpy", "pk/mcp", "pk/2D3D", "host",
-              "ho/d2h");
+  std::printf("%-26s %9s %8s %8s %8s %8s %8s %8s %8s %9s %8s %8s %8s\n",
+              "layout", "MiB", "pack", "unpack", "memcpy", "pk/mcp", "pk/2D3D",
+              "host", "ho/d2h", "trafMiB", "pk/traf", "up/traf", "ho/traf");
   for (const Layout &l : layouts) {
     Result r;
     // JIT: passes alone, then commit (compile), then a second commit of a
@@ -469,15 +569,25 @@ int main(int argc, char **argv) {
       r.v["pack_vs_memcpy2d3d"] = alt / r.v["pack_us"];
     r.v["host_vs_d2h"] = r.v["memcpy_d2h_us"] / r.v["pack_to_host_us"];
     r.v["pack_GBps"] = packed / r.v["pack_us"] / 1e3;
+    addTrafficRatios(plan.layout, l.count, origin, backOrigin,
+                     partialWriteReads, reps, r);
 
-    std::printf("%-26s %9.2f %8.1f %8.1f %8.1f %8.3f %8s %8.1f %8.3f%s\n",
-                l.name.c_str(), packed / 1048576.0, r.v["pack_us"],
-                r.v["unpack_us"], mcp, r.v["pack_vs_memcpy"],
-                alt > 0
-                    ? std::to_string(alt / r.v["pack_us"]).substr(0, 6).c_str()
-                    : "-",
-                r.v["pack_to_host_us"], r.v["host_vs_d2h"],
-                r.s["check"] == "passed" ? "" : "  CHECK FAILED");
+    auto traffic = r.v.find("pack_traffic_bytes");
+    std::printf(
+        "%-26s %9.2f %8.1f %8.1f %8.1f %8.3f %8s %8.1f %8.3f %9s %8s %8s "
+        "%8s%s\n",
+        l.name.c_str(), packed / 1048576.0, r.v["pack_us"], r.v["unpack_us"],
+        mcp, r.v["pack_vs_memcpy"],
+        alt > 0 ? std::to_string(alt / r.v["pack_us"]).substr(0, 6).c_str()
+                : "-",
+        r.v["pack_to_host_us"], r.v["host_vs_d2h"],
+        traffic == r.v.end()
+            ? "-"
+            : std::to_string(traffic->second / 1048576.0).substr(0, 8).c_str(),
+        ratioText(r, "pack_vs_traffic").c_str(),
+        ratioText(r, "unpack_vs_traffic").c_str(),
+        ratioText(r, "host_vs_traffic").c_str(),
+        r.s["check"] == "passed" ? "" : "  CHECK FAILED");
     std::fflush(stdout);
     CHECK_CUDA(cudaFree(src));
     CHECK_CUDA(cudaFree(dst));
@@ -489,6 +599,7 @@ int main(int argc, char **argv) {
   ddtc_stats stats;
   CHECK_DDTC(ddtc_get_stats(&stats));
   global["nvrtc_compiles"] = (double)stats.nvrtc_compiles;
+  global["partial_write_reads"] = partialWriteReads;
   global["generic_launches"] = (double)stats.generic_launches;
   global["specialized_launches"] = (double)stats.specialized_launches;
   std::ofstream(outPath) << json(results, global, device);
