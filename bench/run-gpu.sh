@@ -35,7 +35,8 @@
 #   9. with the source bundles of the external suites in .external/ (see
 #      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
 #      through libddtc-mpi.
-# DDTC_GPU_STEPS=tests, =bench, =mpi, =mpi-tests, =ipc or =suites runs only
+# DDTC_GPU_STEPS=tests, =bench, =mpi, =mpi-tests, =ipc or =suites (or several,
+# separated by spaces: "tests suites") runs only
 # the tests (1-3 and the MPI tests), the benchmarks (4-6 and the MPI
 # benchmark), the MPI steps (7), the MPI tests alone, the IPC steps (8), or
 # the external suites (9); the default runs all.
@@ -71,7 +72,7 @@ cat "$out/gpu.txt"
 steps=${DDTC_GPU_STEPS:-all}
 want() { # want STEP-GROUP...: whether DDTC_GPU_STEPS selects one of them
   local s
-  for s in "$@"; do [ "$steps" = "$s" ] && return 0; done
+  for s in "$@"; do [[ " $steps " == *" $s "* ]] && return 0; done
   [ "$steps" = all ]
 }
 if want tests; then
@@ -195,6 +196,11 @@ if want bench mpi; then
     fi
     mpi_bench mpi-bench --mca btl self,vader "${mpi_x[@]}" \
       "$mpibench" --json "$out/mpi-bench.json"
+    # The same paths with fixed fragments (the first as large as the others):
+    # what the growing first fragments change.
+    mpi_bench mpi-bench-fixed-fragments --mca btl self,vader "${mpi_x[@]}" \
+      -x DDTC_MPI_FRAGMENT_MIN=1M "$mpibench" --sizes 1M,4M,16M \
+      --json "$out/mpi-bench-fixed-fragments.json"
     mpi_bench mpi-bench-tcp --mca btl self,tcp "${mpi_x[@]}" \
       "$mpibench" --max-bytes 16M --json "$out/mpi-bench-tcp.json"
     # The 3-d halo exchange of a 512^3 cube against the same bytes as
@@ -230,6 +236,13 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   layer="$build/bin/ddtc-mpi-layer-test"
   ipc_x=("${mpirun_x[@]}" -x DDTC_MPI_PROTOCOL=ipc)
+  # DDTC_IPC_PARTS picks parts of this step (each fits one 10-minute run):
+  # tests (the layer suite and memcheck), bench (calibration and the main
+  # benchmark), sweeps (read mode, fragment sizes, contention, the halo
+  # exchange; it calibrates again when bench did not run).
+  ipc_parts=" ${DDTC_IPC_PARTS:-tests bench sweeps} "
+  ipc_part() { [[ $ipc_parts == *" $1 "* ]]; }
+  if ipc_part tests; then
   step ipc-layer-auto timeout 300 "${mpirun_x[@]}" -np 2 "$layer" --cases 300 \
     --expect-ipc used
   step ipc-layer-ring timeout 300 "${ipc_x[@]}" -np 2 -x DDTC_MPI_FRAGMENT=3000 \
@@ -254,26 +267,37 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
       --error-exitcode 3 --report-api-errors no "$layer" --cases 30 \
       --suite p2p --expect-ipc used
   fi
+  fi
   mpibench="$build/bin/ddtc-mpi-bench"
   if [ -x "$mpibench" ]; then
     ipcb_x=(--mca btl self,vader -x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH
             -x DDTC_CACHE_DIR)
     # The model's figures for this GPU pair (into DDTC_CACHE_DIR, where the
     # benchmarks below find them).
-    [ -x "$build/bin/ddtc-mpi-calibrate" ] &&
-      mpi_bench mpi-calibrate "${ipcb_x[@]}" "$build/bin/ddtc-mpi-calibrate" \
-        --json "$out/mpi-calibrate.json"
+    if ipc_part bench || ipc_part sweeps; then
+      [ -x "$build/bin/ddtc-mpi-calibrate" ] &&
+        mpi_bench mpi-calibrate "${ipcb_x[@]}" "$build/bin/ddtc-mpi-calibrate" \
+          --json "$out/mpi-calibrate.json"
+    fi
+    if ipc_part bench; then
     mpi_bench mpi-ipc-bench "${ipcb_x[@]}" "$mpibench" --refs device \
       --max-bytes 256M --reps ${DDTC_IPC_BENCH_REPS:-10} \
       --json "$out/mpi-ipc-bench.json"
+    fi
+    if ipc_part sweeps; then
     # The receiver's other way to read a fragment, and fixed fragment sizes
     # against the model's choice.
     sweep_layouts=vector-16B,lower-triangular,particles,cube-x-face
     mpi_bench mpi-ipc-read-stage "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=stage \
       "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
       --reps 7 --json "$out/mpi-ipc-read-stage.json"
-    for f in 1M 4M; do
-      mpi_bench mpi-ipc-fragment-$f "${ipcb_x[@]}" -x DDTC_MPI_FRAGMENT=$f \
+    # Fixed fragments (the first as large as the others) against 4 MiB
+    # fragments growing from 256 KiB.
+    for f in 1M 4M 4M-ramp; do
+      first=${f%-ramp}
+      [ "$f" = 4M-ramp ] && first=256K
+      mpi_bench mpi-ipc-fragment-$f "${ipcb_x[@]}" \
+        -x DDTC_MPI_FRAGMENT=${f%-ramp} -x DDTC_MPI_FRAGMENT_MIN=$first \
         "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
         --reps 7 --json "$out/mpi-ipc-fragment-$f.json"
     done
@@ -302,6 +326,7 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
         --out "$out" "${ipc_jsons[@]}"
       cat "$out"/mpi-ipc-contend-half*-summary.txt \
           "$out"/mpi-ipc-halo-summary.txt 2>/dev/null
+    fi
     fi
   fi
 fi
