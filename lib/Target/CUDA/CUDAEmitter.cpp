@@ -127,21 +127,6 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
   }
 }
 
-const char *accessType(int64_t width) {
-  switch (width) {
-  case 16:
-    return "uint4";
-  case 8:
-    return "uint2";
-  case 4:
-    return "unsigned int";
-  case 2:
-    return "unsigned short";
-  default:
-    return "unsigned char";
-  }
-}
-
 const char *kHelpers = R"(#ifndef DDTC_KERNEL_HELPERS
 #define DDTC_KERNEL_HELPERS
 // n / d for 0 <= n < 2^63, with the multiplier and shift of d computed at
@@ -481,7 +466,7 @@ void Emitter::emitSignature(bool pack) {
 
 void Emitter::emitWideKernel(bool pack) {
   const std::string W = std::to_string(w_);
-  const char *T = accessType(w_);
+  const char *T = cudaAccessType(w_);
   emitSignature(pack);
   os_ << "  const long long step = (long long)gridDim.x * blockDim.x;\n";
   if (stridedVariant(plan_, true) == StridedVariant::Wide) {
@@ -954,6 +939,21 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
     blocks = std::min(blocks, maxBlocks);
   cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
   return cfg;
+}
+
+const char *cudaAccessType(int64_t width) {
+  switch (width) {
+  case 16:
+    return "uint4";
+  case 8:
+    return "uint2";
+  case 4:
+    return "unsigned int";
+  case 2:
+    return "unsigned short";
+  default:
+    return "unsigned char";
+  }
 }
 
 } // namespace ddtc

@@ -9,6 +9,8 @@
 
 #include "ddtc/Target/CUDA/NestKernel.h"
 
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
 #include "ddtc/Core/PackRange.h"
 
 #include <algorithm>
@@ -26,21 +28,6 @@ int commonAlignment(const std::vector<int64_t> &values) {
     while (w > 1 && v % w != 0)
       w /= 2;
   return w;
-}
-
-const char *nestAccessType(int width) {
-  switch (width) {
-  case 16:
-    return "uint4";
-  case 8:
-    return "uint2";
-  case 4:
-    return "unsigned int";
-  case 2:
-    return "unsigned short";
-  default:
-    return "unsigned char";
-  }
 }
 
 // The kernels of one width; @P@ is the symbol prefix, @W@ the width and @T@
@@ -220,7 +207,7 @@ EmittedKernels emitNestKernels(int width) {
                ": any strided nest, described at launch\n";
   std::string s = substitute(kNestSource, "@P@", prefix);
   s = substitute(s, "@W@", std::to_string(width));
-  out.source = substitute(s, "@T@", nestAccessType(width));
+  out.source = substitute(s, "@T@", cudaAccessType(width));
   return out;
 }
 

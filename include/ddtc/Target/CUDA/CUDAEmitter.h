@@ -160,6 +160,10 @@ MagicDivisor makeMagicDivisor(int64_t divisor);
 /// What a kernel computes: n / d.divisor for 0 <= n < 2^63.
 int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d);
 
+/// The CUDA type of one access of `width` bytes (16, 8, 4, 2; any other
+/// width is one byte), shared by every kernel source the library prints.
+const char *cudaAccessType(int64_t width);
+
 } // namespace ddtc
 
 #endif // DDTC_TARGET_CUDA_CUDAEMITTER_H
