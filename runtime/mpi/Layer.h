@@ -39,8 +39,9 @@ struct Settings {
   int64_t eagerLimit = 65536; ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
   int64_t fragment = 1 << 20; ///< DDTC_MPI_FRAGMENT (largest fragment)
   /// DDTC_MPI_FRAGMENT_MIN: the first (and last) fragment, from which they
-  /// double up to the largest (FragmentSchedule.h); the host pipeline's
-  /// default, the IPC pipeline's model chooses unless it is given.
+  /// double up to the largest (FragmentSchedule.h). Used only when given:
+  /// otherwise the host pipeline's fragments are fixed and the IPC
+  /// pipeline's model chooses.
   int64_t fragmentMin = 128 << 10;
   int depth = 4;                      ///< DDTC_MPI_DEPTH (fragments in flight)
   int maxCtas = 0;                    ///< DDTC_MPI_CTAS (0: no cap)

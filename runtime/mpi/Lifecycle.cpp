@@ -29,12 +29,15 @@ void startLayer() {
   PMPI_Comm_set_name(privateSelf, const_cast<char *>("ddtc-mpi completions"));
   layerActive.store(true, std::memory_order_release);
   note(1,
-       "active: protocol %s, eager limit %lld, fragments %lld down to %lld, "
-       "depth %d",
+       "active: protocol %s, eager limit %lld, fragments %lld (first %lld "
+       "through host memory), depth %d",
        protocolName(settings().protocol),
        static_cast<long long>(settings().eagerLimit),
        static_cast<long long>(settings().fragment),
-       static_cast<long long>(settings().fragmentMin), settings().depth);
+       static_cast<long long>(settings().fragmentMinSet
+                                  ? settings().fragmentMin
+                                  : settings().fragment),
+       settings().depth);
 }
 } // namespace
 

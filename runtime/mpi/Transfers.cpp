@@ -47,10 +47,13 @@ int packedBytes(const Operation &op) {
 }
 
 FragmentSchedule hostSchedule(int64_t bytes) {
-  // The note carries both sizes as int32.
+  // The note carries both sizes as int32. Fixed fragments unless
+  // DDTC_MPI_FRAGMENT_MIN asks for growing ones: the fixed schedule is the
+  // one measured on GPUs (docs/Performance.md).
   const Settings &s = settings();
+  const int64_t first = s.fragmentMinSet ? s.fragmentMin : s.fragment;
   return FragmentSchedule(bytes, std::min<int64_t>(s.fragment, INT32_MAX),
-                          std::min<int64_t>(s.fragmentMin, INT32_MAX));
+                          std::min<int64_t>(first, INT32_MAX));
 }
 
 bool testDone(Operation &op, MPI_Request &r) {
