@@ -41,6 +41,20 @@ program vector_exchange
     end subroutine
     subroutine dm_require_ddtc() bind(C, name='dm_require_ddtc')
     end subroutine
+    ! To look up libddtc-mpi's counters without linking to it.
+    function dlsym(handle, name) bind(C, name='dlsym') result(p)
+      import :: c_ptr, c_funptr, c_char
+      type(c_ptr), value :: handle
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_funptr) :: p
+    end function
+  end interface
+
+  abstract interface
+    function counter() bind(C) result(n)
+      import :: c_long_long
+      integer(c_long_long) :: n
+    end function
   end interface
 
   integer, parameter :: dp = c_double
@@ -49,10 +63,13 @@ program vector_exchange
   ! `width` rows that is sent (strided in memory) and where it arrives.
   integer, parameter :: rows = 48, cols = 64, width = 3
   integer, parameter :: send_row = 5, recv_row = 40, guard = 8, nsum = 1000
+  ! Values of the large messages: 512 KiB, above the layer's eager limit.
+  integer, parameter :: nlarge = 65536
 
   integer :: ierr, rank, nproc, other, i, j, k, count
   integer :: passed, failed, totals(2)
-  integer :: block, flat, req(2), status(MPI_STATUS_SIZE)
+  integer :: block, flat, req(2), status(MPI_STATUS_SIZE), made
+  character(len=16) :: protocol
   real(dp), allocatable, target :: h(:, :), want(:, :), want1(:)
   real(dp), pointer, contiguous :: a(:, :), b(:, :), r(:), s(:)
   type(c_ptr) :: pa, pb, pr, ps
@@ -143,6 +160,21 @@ program vector_exchange
   call expect('MPI_ALLREDUCE with MPI_IN_PLACE', ps, want1, nsum)
   call dm_free(ps)
 
+  ! 4. Communicators made from Fortran: the layer's own MPI_COMM_DUP and
+  ! MPI_COMM_SPLIT give them its private duplicates, so a large device
+  ! message on them is pipelined. With DDTC_MPI_PROTOCOL=ipc it must then
+  ! arrive through CUDA IPC: eager, as on a communicator without the
+  ! duplicates, it would not.
+  call get_environment_variable('DDTC_MPI_PROTOCOL', protocol)
+  call MPI_COMM_DUP(MPI_COMM_WORLD, made, ierr)
+  call exchange_large(made, 'MPI_COMM_DUP')
+  call MPI_COMM_FREE(made, ierr)
+  call report(made == MPI_COMM_NULL, 'MPI_COMM_FREE of the MPI_COMM_DUP communicator')
+  ! Ranks in reverse order, so that the new ranks are not the world's.
+  call MPI_COMM_SPLIT(MPI_COMM_WORLD, 7, nproc - rank, made, ierr)
+  call exchange_large(made, 'MPI_COMM_SPLIT')
+  call MPI_COMM_FREE(made, ierr)
+
   ! The sender's array must be as it was.
   call expect('the sent array is unchanged', pa, h, rows * cols)
 
@@ -168,6 +200,56 @@ contains
     integer, intent(in) :: owner, i, j
     value = owner * 100000.0_dp + i * 100.0_dp + j + 0.25_dp
   end function
+
+  ! The value of one of libddtc-mpi's counters (ddtc_mpi_ipc_receives...),
+  ! -1 without the layer.
+  integer(c_long_long) function layer_count(name)
+    character(*), intent(in) :: name
+    type(c_funptr) :: f
+    procedure(counter), pointer :: get
+    f = dlsym(c_null_ptr, name // c_null_char)
+    layer_count = -1
+    if (.not. c_associated(f)) return
+    call c_f_procpointer(f, get)
+    layer_count = get()
+  end function
+
+  ! Both ranks of `c` send each other nlarge device values at once and check
+  ! what arrived; with DDTC_MPI_PROTOCOL=ipc, also that both arrived
+  ! through CUDA IPC.
+  subroutine exchange_large(c, made_by)
+    integer, intent(in) :: c
+    character(*), intent(in) :: made_by
+    real(dp), allocatable, target :: mine(:), theirs(:)
+    type(c_ptr) :: psend, precv
+    real(dp), pointer, contiguous :: dsend(:), drecv(:)
+    integer :: crank, peer, m, reqs(2), err
+    integer(c_long_long) :: before, through_ipc, total
+    call MPI_COMM_RANK(c, crank, err)
+    peer = 1 - crank
+    allocate (mine(nlarge), theirs(nlarge))
+    do m = 1, nlarge
+      mine(m) = crank * 1000000.0_dp + m + 0.5_dp
+      theirs(m) = peer * 1000000.0_dp + m + 0.5_dp
+    end do
+    psend = dm_alloc(word * nlarge)
+    precv = dm_alloc(word * nlarge)
+    call c_f_pointer(psend, dsend, [nlarge])
+    call c_f_pointer(precv, drecv, [nlarge])
+    call dm_to_device(psend, c_loc(mine), word * nlarge)
+    before = layer_count('ddtc_mpi_ipc_receives')
+    call MPI_IRECV(drecv, nlarge, MPI_DOUBLE_PRECISION, peer, 4, c, reqs(1), err)
+    call MPI_ISEND(dsend, nlarge, MPI_DOUBLE_PRECISION, peer, 4, c, reqs(2), err)
+    call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, err)
+    call expect(made_by // ' communicator: a large device message', precv, theirs, nlarge)
+    if (protocol == 'ipc') then
+      through_ipc = layer_count('ddtc_mpi_ipc_receives') - before
+      call MPI_ALLREDUCE(through_ipc, total, 1, MPI_INTEGER8, MPI_SUM, c, err)
+      call report(total == 2, made_by // ' communicator: both messages through CUDA IPC')
+    end if
+    call dm_free(psend)
+    call dm_free(precv)
+  end subroutine
 
   subroutine report(ok, what)
     logical, intent(in) :: ok

@@ -4,9 +4,11 @@
 // mpi_f08`) call PMPI_* directly, so a Fortran program never reaches the C
 // MPI_* functions that libddtc-mpi interposes. This file gives it its own
 // entry points: each function below converts the Fortran arguments (handles,
-// statuses, request arrays, the MPI_BOTTOM / MPI_IN_PLACE / MPI_STATUS_IGNORE
-// sentinels) and calls the C MPI_* function, which is the interposed wrapper
-// of this library (never PMPI_*: that would bypass it).
+// statuses, request arrays, logicals, the MPI_BOTTOM / MPI_IN_PLACE /
+// MPI_STATUS_IGNORE / MPI_UNWEIGHTED sentinels) and calls the C MPI_*
+// function, which is the interposed wrapper of this library (never PMPI_*:
+// that would bypass it; for the communicator constructors, the wrapper is
+// what gives the new communicator the pipeline's private duplicates).
 //
 // Every function has one implementation, ddtc_fortran_<name>, exported under
 // the five names a Fortran caller may use for it:
@@ -82,6 +84,11 @@ struct Sentinels {
   CommonBlock statusesIgnore{
       {"mpi_fortran_statuses_ignore_", "mpi_fortran_statuses_ignore__",
        "mpi_fortran_statuses_ignore", "MPI_FORTRAN_STATUSES_IGNORE"}};
+  CommonBlock unweighted{{"mpi_fortran_unweighted_", "mpi_fortran_unweighted__",
+                          "mpi_fortran_unweighted", "MPI_FORTRAN_UNWEIGHTED"}};
+  CommonBlock weightsEmpty{
+      {"mpi_fortran_weights_empty_", "mpi_fortran_weights_empty__",
+       "mpi_fortran_weights_empty", "MPI_FORTRAN_WEIGHTS_EMPTY"}};
 };
 
 const Sentinels &sentinels() {
@@ -113,6 +120,10 @@ MPI_Comm comm(const MPI_Fint *c) { return MPI_Comm_f2c(*c); }
 MPI_Datatype type(const MPI_Fint *t) { return MPI_Type_f2c(*t); }
 MPI_Op op(const MPI_Fint *o) { return MPI_Op_f2c(*o); }
 int integer(const MPI_Fint *i) { return static_cast<int>(*i); }
+MPI_Group group(const MPI_Fint *g) { return MPI_Group_f2c(*g); }
+MPI_Info info(const MPI_Fint *i) { return MPI_Info_f2c(*i); }
+// Every compiler's .FALSE. is 0; .TRUE. is 1 or -1 (see kTrue).
+bool logical(const MPI_Fint *flag) { return *flag != 0; }
 
 void setError(MPI_Fint *ierr, int rc) {
   if (ierr)
@@ -150,6 +161,8 @@ bool isRoot(MPI_Comm c, int root) {
 
 //===-- Arrays ------------------------------------------------------------===//
 
+int nonNegative(int n) { return n < 0 ? 0 : n; }
+
 // Storage for n converted elements, on the stack when n is small.
 template <typename T, std::size_t N = 32> class Scratch {
 public:
@@ -180,6 +193,39 @@ public:
   const int *get() { return c_.data(); }
 
 private:
+  Scratch<int> c_;
+};
+
+// A Fortran LOGICAL array read as C ints (0 or 1).
+class Logicals {
+public:
+  Logicals(const MPI_Fint *f, int n) : c_(n) {
+    for (int i = 0; i < n; ++i)
+      c_[i] = logical(f + i) ? 1 : 0;
+  }
+  const int *get() { return c_.data(); }
+
+private:
+  Scratch<int> c_;
+};
+
+// The weights of a distributed graph: an INTEGER array, or the Fortran
+// MPI_UNWEIGHTED or MPI_WEIGHTS_EMPTY, which become the C ones.
+class Weights {
+public:
+  Weights(const MPI_Fint *f, int n) : c_(nonNegative(n)) {
+    if (sentinels().unweighted.matches(f))
+      special_ = MPI_UNWEIGHTED;
+    else if (sentinels().weightsEmpty.matches(f))
+      special_ = MPI_WEIGHTS_EMPTY;
+    else
+      for (int i = 0; i < n; ++i)
+        c_[i] = static_cast<int>(f[i]);
+  }
+  const int *get() { return special_ ? special_ : c_.data(); }
+
+private:
+  const int *special_ = nullptr;
   Scratch<int> c_;
 };
 
@@ -247,8 +293,6 @@ private:
   MPI_Fint *f_;
   Scratch<MPI_Status, 8> c_;
 };
-
-int nonNegative(int n) { return n < 0 ? 0 : n; }
 
 // Fortran indices count from 1.
 MPI_Fint fortranIndex(int c) {
@@ -943,3 +987,168 @@ DDTC_FORTRAN_IMPL ddtc_fortran_reduce_scatter(void *sendbuf, void *recvbuf,
                               counts.get(), type(datatype), op(o), cc));
 }
 DDTC_FORTRAN(reduce_scatter, REDUCE_SCATTER)
+
+//===-- Communicator constructors -----------------------------------------===//
+//
+// Through the C wrappers, so that a communicator made from Fortran gets its
+// private duplicates (Comms.cpp) and with them the pipelined protocols.
+// MPI_COMM_FREE needs no entry point: the duplicates go with the
+// communicator's attribute, whose delete callback the MPI library runs.
+
+namespace {
+// Writes back the new communicator when the call succeeded.
+void setComm(MPI_Fint *newcomm, MPI_Comm c, int rc, MPI_Fint *ierr) {
+  if (rc == MPI_SUCCESS)
+    *newcomm = MPI_Comm_c2f(c);
+  setError(ierr, rc);
+}
+} // namespace
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_dup(MPI_Fint *c, MPI_Fint *newcomm,
+                                        MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(comm(c), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_dup, COMM_DUP)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_dup_with_info(MPI_Fint *c, MPI_Fint *i,
+                                                  MPI_Fint *newcomm,
+                                                  MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup_with_info(comm(c), info(i), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_dup_with_info, COMM_DUP_WITH_INFO)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_split(MPI_Fint *c, MPI_Fint *color,
+                                          MPI_Fint *key, MPI_Fint *newcomm,
+                                          MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(comm(c), integer(color), integer(key), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_split, COMM_SPLIT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_split_type(MPI_Fint *c, MPI_Fint *kind,
+                                               MPI_Fint *key, MPI_Fint *i,
+                                               MPI_Fint *newcomm,
+                                               MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc =
+      MPI_Comm_split_type(comm(c), integer(kind), integer(key), info(i), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_split_type, COMM_SPLIT_TYPE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_create(MPI_Fint *c, MPI_Fint *g,
+                                           MPI_Fint *newcomm, MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Comm_create(comm(c), group(g), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_create, COMM_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_comm_create_group(MPI_Fint *c, MPI_Fint *g,
+                                                 MPI_Fint *tag,
+                                                 MPI_Fint *newcomm,
+                                                 MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Comm_create_group(comm(c), group(g), integer(tag), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(comm_create_group, COMM_CREATE_GROUP)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_cart_create(MPI_Fint *c, MPI_Fint *ndims,
+                                           MPI_Fint *dims, MPI_Fint *periods,
+                                           MPI_Fint *reorder, MPI_Fint *newcomm,
+                                           MPI_Fint *ierr) {
+  int nd = nonNegative(integer(ndims));
+  Integers d(dims, nd);
+  Logicals p(periods, nd);
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Cart_create(comm(c), integer(ndims), d.get(), p.get(),
+                           logical(reorder), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(cart_create, CART_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_cart_sub(MPI_Fint *c, MPI_Fint *remain,
+                                        MPI_Fint *newcomm, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int nd = 0;
+  if (PMPI_Cartdim_get(cc, &nd) != MPI_SUCCESS)
+    nd = 0;
+  Logicals r(remain, nonNegative(nd));
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Cart_sub(cc, r.get(), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(cart_sub, CART_SUB)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_graph_create(MPI_Fint *c, MPI_Fint *nnodes,
+                                            MPI_Fint *index, MPI_Fint *edges,
+                                            MPI_Fint *reorder,
+                                            MPI_Fint *newcomm, MPI_Fint *ierr) {
+  int nodes = nonNegative(integer(nnodes));
+  Integers ix(index, nodes);
+  Integers e(edges,
+             nodes ? nonNegative(static_cast<int>(index[nodes - 1])) : 0);
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Graph_create(comm(c), integer(nnodes), ix.get(), e.get(),
+                            logical(reorder), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(graph_create, GRAPH_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_dist_graph_create_adjacent(
+    MPI_Fint *c, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sweights,
+    MPI_Fint *outdegree, MPI_Fint *dests, MPI_Fint *dweights, MPI_Fint *i,
+    MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr) {
+  int in = nonNegative(integer(indegree)),
+      out = nonNegative(integer(outdegree));
+  Integers s(sources, in), d(dests, out);
+  Weights sw(sweights, in), dw(dweights, out);
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Dist_graph_create_adjacent(
+      comm(c), integer(indegree), s.get(), sw.get(), integer(outdegree),
+      d.get(), dw.get(), info(i), logical(reorder), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_dist_graph_create(
+    MPI_Fint *c, MPI_Fint *count, MPI_Fint *sources, MPI_Fint *degrees,
+    MPI_Fint *dests, MPI_Fint *weights, MPI_Fint *i, MPI_Fint *reorder,
+    MPI_Fint *newcomm, MPI_Fint *ierr) {
+  int nsources = nonNegative(integer(count)), edges = 0;
+  for (int k = 0; k < nsources; ++k)
+    edges += nonNegative(static_cast<int>(degrees[k]));
+  Integers s(sources, nsources), deg(degrees, nsources), d(dests, edges);
+  Weights w(weights, edges);
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc =
+      MPI_Dist_graph_create(comm(c), integer(count), s.get(), deg.get(),
+                            d.get(), w.get(), info(i), logical(reorder), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(dist_graph_create, DIST_GRAPH_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_intercomm_create(
+    MPI_Fint *local, MPI_Fint *localLeader, MPI_Fint *peer,
+    MPI_Fint *remoteLeader, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Intercomm_create(comm(local), integer(localLeader), comm(peer),
+                                integer(remoteLeader), integer(tag), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(intercomm_create, INTERCOMM_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_intercomm_merge(MPI_Fint *inter, MPI_Fint *high,
+                                               MPI_Fint *newcomm,
+                                               MPI_Fint *ierr) {
+  MPI_Comm n = MPI_COMM_NULL;
+  int rc = MPI_Intercomm_merge(comm(inter), logical(high), &n);
+  setComm(newcomm, n, rc, ierr);
+}
+DDTC_FORTRAN(intercomm_merge, INTERCOMM_MERGE)
