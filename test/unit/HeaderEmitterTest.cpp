@@ -639,6 +639,10 @@ TEST(DescribeParams, PerCallWordsAndConstants) {
     if (p.family == KernelFamily::Units)
       EXPECT_EQ(perCall, (std::vector<std::string>{"lo", "hi", "first_item",
                                                    "num_items"}));
+    else if (stridedLaunchExtraChunk(p)) // Gather: the source bounds too
+      EXPECT_EQ(perCall,
+                (std::vector<std::string>{"lo", "hi", "chunk_begin",
+                                          "chunk_end", "src_lo", "src_hi"}));
     else
       EXPECT_EQ(perCall, (std::vector<std::string>{"lo", "hi", "chunk_begin",
                                                    "chunk_end"}));

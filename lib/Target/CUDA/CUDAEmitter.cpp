@@ -65,6 +65,9 @@ namespace {
 struct CallValues {
   int64_t lo = 0, hi = 0;
   int64_t chunkBegin = 0, chunkEnd = 0;
+  /// Origin offsets of the first byte the call's instances hold and past
+  /// their last (their true bounds).
+  int64_t srcLo = 0, srcHi = 0;
   int64_t firstItem = 0, numItems = 0;
 };
 
@@ -103,6 +106,11 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
   if (stridedLaunchExtraChunk(plan)) {
     fn("chunk_begin", v.chunkBegin, "first chunk: lo / 16");
     fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / 16) + 1");
+    fn("unpack_phase", stridedUnpackPhase(plan),
+       "unpack chunks end where origin + phase + byte is 16-aligned; -1: "
+       "aligned in the packed buffer");
+    fn("src_lo", v.srcLo, "origin offset of the first byte the call holds");
+    fn("src_hi", v.srcHi, "origin offset past the last byte the call holds");
   } else {
     fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
     fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
@@ -549,13 +557,30 @@ void Emitter::emitStridedKernel(bool pack) {
       << "  const long long first =\n"
          "      p.chunk_begin + (long long)blockIdx.x * blockDim.x + "
          "threadIdx.x;\n"
-      << "  // 16-byte chunks are aligned in the packed buffer: a chunk starts "
-         "at each\n"
-      << "  // packed byte k with (k + pa) % 16 == 0.\n"
-      << "  const long long pa =\n"
-         "      (long long)(((unsigned long long)packed - (unsigned long "
-         "long)p.lo) & 15);\n"
-      << "  for (long long g = first; g < p.chunk_end; g += step) {\n"
+      << "  // A chunk starts at each packed byte k with (k + pa) % 16 == 0.\n";
+  if (pack)
+    os_ << "  // Chunks are aligned in the packed buffer (aligned stores).\n"
+        << "  const long long pa =\n"
+           "      (long long)(((unsigned long long)packed - (unsigned long "
+           "long)p.lo) & 15);\n"
+        << "  // Loads stay inside the bytes the call's instances span: every "
+           "16-byte\n"
+        << "  // vector read holds a byte of a run, so a gap inside the span "
+           "is read\n"
+        << "  // only within vectors that hold the type's own bytes.\n"
+        << "  const unsigned char *src_lo = origin + p.src_lo;\n"
+        << "  const unsigned char *src_hi = origin + p.src_hi;\n";
+  else
+    os_ << "  // Chunks are aligned in the destination where the phase is "
+           "uniform\n"
+        << "  // (aligned stores, shifted loads), else in the packed buffer.\n"
+        << "  const long long pa = p.unpack_phase >= 0\n"
+        << "      ? (long long)(((unsigned long long)origin + "
+           "p.unpack_phase) & 15)\n"
+        << "      : (long long)(((unsigned long long)packed - (unsigned long "
+           "long)p.lo) & 15);\n"
+        << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
+  os_ << "  for (long long g = first; g < p.chunk_end; g += step) {\n"
       << "    // Group g: the " << kStridedGroupBytes / 16
       << " chunks of packed bytes [q0, q0 + " << G
       << "), clipped to [lo, hi);\n"
@@ -582,7 +607,8 @@ void Emitter::emitStridedKernel(bool pack) {
       << "      r.y = 0;\n";
   if (!pack)
     os_ << "      if (f0 == 0 && b == cq + 16) {\n"
-        << "        r = *(const ulonglong2 *)(packed + (cq - p.lo));\n"
+        << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
+           "packed_end);\n"
         << "      } else {\n"
         << "        #pragma unroll 1\n"
         << "        for (long long k = a; k < b; ++k) {\n"
@@ -610,13 +636,11 @@ void Emitter::emitStridedKernel(bool pack) {
   // misaligned origin) accesses, no byte assembly. Pack reads nothing
   // outside the run, [o - (len - left), o + left).
   if (pack)
-    os_ << "        const unsigned char *run_lo = origin + (o - (len - left));\n"
-        << "        const unsigned char *run_hi = origin + (o + left);\n"
-        << "        if (n == 16) {\n"
-        << "          r = ddtc_load16(origin + o, run_lo, run_hi);\n"
+    os_ << "        if (n == 16) {\n"
+        << "          r = ddtc_load16(origin + o, src_lo, src_hi);\n"
         << "        } else {\n"
-        << "          ddtc_gather(r, f, origin + o, (unsigned)n, run_lo, "
-           "run_hi);\n"
+        << "          ddtc_gather(r, f, origin + o, (unsigned)n, src_lo, "
+           "src_hi);\n"
         << "        }\n";
   else
     os_ << "        if (n == 16 && ((unsigned long long)(origin + o) & 15) == "
@@ -762,14 +786,104 @@ EmittedKernels Emitter::run() {
 /// Ceiling of a / b for a >= 0, b > 0, without overflow.
 int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+int64_t clampToInt64(__int128 x) {
+  if (x > std::numeric_limits<int64_t>::max())
+    return std::numeric_limits<int64_t>::max();
+  if (x < std::numeric_limits<int64_t>::min())
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+
+} // namespace
+
+void callSourceBounds(const CanonicalLayout &l, int64_t count, int64_t &lo,
+                      int64_t &hi) {
+  __int128 a = 0, b = 0;
+  bool any = false;
+  for (const Segment &seg : l.segments) {
+    __int128 down = seg.offset, up = seg.offset;
+    for (const Dim &d : seg.dims) {
+      const __int128 reach = static_cast<__int128>(d.count - 1) * d.stride;
+      (reach < 0 ? down : up) += reach;
+    }
+    for (const Run &r : seg.runs) {
+      const __int128 first = down + r.offset, last = up + r.offset + r.length;
+      a = any ? std::min(a, first) : first;
+      b = any ? std::max(b, last) : last;
+      any = true;
+    }
+  }
+  const __int128 reach = static_cast<__int128>(count - 1) * l.extent;
+  (reach < 0 ? a : b) += reach;
+  lo = clampToInt64(a);
+  hi = clampToInt64(b);
+}
+
+namespace {
+
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Public entry points
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The pack kernel's variant alone (the unpack kernel's depends on it).
+StridedVariant packVariant(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided)
+    return StridedVariant::Gather;
+  int64_t longest = 0;
+  for (const Segment &seg : plan.layout.segments)
+    for (const Run &r : seg.runs)
+      longest = std::max(longest, r.length);
+  const int64_t w = plan.width;
+  // Wide accesses that never straddle runs, and either full width or runs
+  // too short for a 16-byte chunk to gather much.
+  return !plan.needsBytePath && (w == 16 || (w >= 4 && longest <= 2 * w))
+             ? StridedVariant::Wide
+             : StridedVariant::Gather;
+}
+
+int64_t mod16(int64_t x) { return ((x % 16) + 16) % 16; }
+} // namespace
+
+int64_t stridedUnpackPhase(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided || plan.width >= 16 ||
+      packVariant(plan) != StridedVariant::Gather)
+    return -1;
+  const CanonicalLayout &l = plan.layout;
+  // Instance i starts i * extent into the origin and i * size into the
+  // stream.
+  if (mod16(l.extent - l.size) != 0)
+    return -1;
+  int64_t phase = -1, packedStart = 0;
+  for (const Segment &seg : l.segments) {
+    const Run &run = seg.runs.front();
+    if (run.length < 32)
+      return -1;
+    const int64_t p = mod16(seg.offset + run.offset - packedStart);
+    if (phase >= 0 && p != phase)
+      return -1;
+    phase = p;
+    // One step of a dimension advances the stream by the packed bytes of
+    // the dimensions inside it (modulo 16 is all that matters).
+    int64_t advance = mod16(run.length);
+    for (size_t d = seg.dims.size(); d-- > 0;) {
+      const Dim &dim = seg.dims[d];
+      if (dim.count > 1 && mod16(dim.stride) != advance)
+        return -1;
+      advance = mod16(advance * mod16(dim.count));
+    }
+    packedStart = mod16(packedStart + mod16(seg.packedBytes()));
+  }
+  return phase;
+}
+
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
   if (plan.family != KernelFamily::Strided)
+    return StridedVariant::Gather;
+  if (!pack && stridedUnpackPhase(plan) >= 0)
     return StridedVariant::Gather;
   int64_t longest = 0;
   for (const Segment &seg : plan.layout.segments)
@@ -846,6 +960,8 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
   other.chunkEnd = 4;
   other.firstItem = 5;
   other.numItems = 6;
+  other.srcLo = 7;
+  other.srcHi = 8;
   size_t i = 0;
   forEachParam(plan, other,
                [&](const std::string &, int64_t value, const char *) {
@@ -924,6 +1040,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
       // buffer, up to 15 bytes before their place in the stream: one more
       // chunk covers the shift.
       const int64_t bytes = stridedLaunchChunkBytes(plan);
+      callSourceBounds(plan.layout, count, v.srcLo, v.srcHi);
       v.chunkBegin = lo / bytes;
       v.chunkEnd = ceilDiv(hi, bytes) + (stridedLaunchExtraChunk(plan) ? 1 : 0);
       threads = v.chunkEnd - v.chunkBegin;

@@ -91,9 +91,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
        << " wide), at most " << plan.unitBytes << " bytes each\n";
   } else {
     auto variant = [&](bool pack) {
-      return stridedVariant(plan, pack) == StridedVariant::Wide
-                 ? "wide (one width-byte access per chunk)"
-                 : "gather (16-byte chunks aligned in the packed buffer)";
+      if (stridedVariant(plan, pack) == StridedVariant::Wide)
+        return "wide (one width-byte access per chunk)";
+      if (!pack && stridedUnpackPhase(plan) >= 0)
+        return "gather (16-byte chunks aligned in the destination: uniform "
+               "phase)";
+      return "gather (16-byte chunks aligned in the packed buffer)";
     };
     os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
        << "\n"

@@ -311,6 +311,31 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
          << "  params->chunk_end = hi / " << bytes << " + (hi % " << bytes
          << " != 0)" << (extra ? " + 1" : "") << ";\n";
     os << "  threads = params->chunk_end - params->chunk_begin;\n";
+    if (extra) {
+      // What computeLaunch gives (callSourceBounds), saturated alike.
+      int64_t lo1 = 0, hi1 = 0;
+      callSourceBounds(l, 1, lo1, hi1);
+      const int64_t e = l.extent;
+      os << "  /* The origin offsets the instances span: loads stay inside. "
+            "*/\n"
+         << "  params->src_lo = " << lit(lo1) << ";\n"
+         << "  params->src_hi = " << lit(hi1) << ";\n";
+      if (e > 0)
+        os << "  if (count - 1 > " << lit((kMax - std::max<int64_t>(hi1, 0)) / e)
+           << ")\n"
+           << "    params->src_hi = " << lit(kMax) << ";\n"
+           << "  else if (count > 1)\n"
+           << "    params->src_hi += (count - 1) * " << lit(e) << ";\n";
+      else if (e < 0)
+        os << "  if (count - 1 > "
+           << lit((kMax - std::max<int64_t>(-lo1, 0)) /
+                  (e == std::numeric_limits<int64_t>::min() ? kMax : -e))
+           << ")\n"
+           << "    params->src_lo = " << lit(std::numeric_limits<int64_t>::min())
+           << ";\n"
+           << "  else if (count > 1)\n"
+           << "    params->src_lo += (count - 1) * " << lit(e) << ";\n";
+    }
   } else if (nu == 0) {
     os << "  return CUDA_ERROR_INVALID_VALUE; /* the plan has no work units "
           "*/\n";

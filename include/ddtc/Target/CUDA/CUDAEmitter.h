@@ -45,10 +45,22 @@ enum class StridedVariant {
 /// (Gather for the units family, whose kernels have only one design). Wide
 /// for pack when the plan needs no byte path and either its width is 16 or
 /// its width is at least 4 and no run is longer than two accesses; Wide for
-/// unpack unless the plan needs a byte path, its width is below 4, or its
-/// width is below 16 and some run is 256 bytes or longer. A plan whose pack
-/// kernel is Wide has a Wide unpack kernel too.
+/// unpack unless the plan needs a byte path, its width is below 4, its
+/// width is below 16 and some run is 256 bytes or longer, or the unpack
+/// kernel aligns its chunks to the destination (stridedUnpackPhase). A plan
+/// whose pack kernel is Wide has a Wide unpack kernel too.
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack);
+
+/// Stores cost more than loads, so a Gather unpack kernel would rather align
+/// its 16-byte chunks to the destination than to the packed buffer. It can
+/// when the phase is uniform: every packed byte k of the stream lies at an
+/// origin offset congruent to k + phase modulo 16 (the strides, the segment
+/// bases and extent - size agree with the packed offsets modulo 16), and
+/// runs are long enough (>= 32 bytes) for most aligned destination vectors
+/// to lie inside one run. Returns that phase (0-15), or -1 when the plan is
+/// not strided, its width is 16 already, its pack kernel is Wide, or the
+/// phase is not uniform: then the chunks stay aligned in the packed buffer.
+int64_t stridedUnpackPhase(const KernelPlan &plan);
 
 /// The packed bytes of one launched chunk of a strided plan (the pack
 /// kernel's: its width when Wide, kStridedGroupBytes when Gather), and
@@ -131,8 +143,8 @@ struct ParamMember {
   std::string comment;
   /// Its value in every call, unless perCall is set (then 0).
   int64_t value = 0;
-  /// Whether it depends on the call (count, lo, hi): lo, hi and the first
-  /// and last chunk or item. Every other member is a property of the plan,
+  /// Whether it depends on the call (count, lo, hi): lo, hi, the first
+  /// and last chunk or item, and a Gather kernel's source bounds. Every other member is a property of the plan,
   /// the magic divisors included.
   bool perCall = false;
 };
@@ -141,6 +153,12 @@ struct ParamMember {
 /// computeLaunch fills into LaunchConfig::params. For code that computes
 /// launches without this library (the generated header).
 std::vector<ParamMember> describeParams(const KernelPlan &plan);
+
+/// The origin offsets of the first byte `count` instances of `layout` hold
+/// and past their last (their true bounds, saturated to int64): a Gather
+/// pack kernel reads nothing outside them (src_lo, src_hi).
+void callSourceBounds(const CanonicalLayout &layout, int64_t count,
+                      int64_t &lo, int64_t &hi);
 
 /// The unit table the Units kernels read (copy it to device memory once per
 /// plan): four 64-bit integers per work unit, {packed, src, length, wide}.
