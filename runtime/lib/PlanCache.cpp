@@ -6,12 +6,17 @@
 //   threadsPerBlock, size, lb, extent,
 //   segments, then per segment: offset, dims, (count, stride) per dim,
 //     runs, (offset, length) per run,
+//   units (how many work units the pieces cut into),
 //   pieces, then (packed, src, length, wide) per piece: the work units with
 //     each run of full units (unitBytes long) that continue one another
 //     joined, so that cutting the pieces at unitBytes, as cutWorkUnits
 //     does, gives the units back exactly, from a file a fraction the size.
-// Every count is checked against the bytes left before anything is sized by
-// it, and the decoded plan against the type before it is used.
+// Reading cuts the pieces once, into the plan's units and the unit table the
+// kernels read (encodeUnitTable's words), both sized once from the unit
+// count: a new process neither re-encodes the table nor grows arrays item by
+// item. Every count is checked against the bytes left (or, for the units,
+// the most a plan may hold) before anything is sized by it, and the decoded
+// plan against the type, in one pass over it, before it is used.
 //===----------------------------------------------------------------------===//
 
 #include "PlanCache.h"
@@ -51,9 +56,10 @@ private:
   size_t at_ = 0;
 };
 
-bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
+bool decodeRaw(const std::string &bytes, KernelPlan &p,
+               std::vector<int64_t> *table, std::string &why) {
   Reader r(bytes);
-  int64_t version = -1, family, width, bytePath, segments, units;
+  int64_t version = -1, family, width, bytePath, segments, units, pieces;
   if (!r.next(version) || version != kPlanFormatVersion) {
     why = "plan format " + std::to_string(version) + ", expected " +
           std::to_string(kPlanFormatVersion);
@@ -90,24 +96,42 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
       if (!r.next(run.offset) || !r.next(run.length))
         return false;
   }
-  if (!r.count(units, 4))
+  // The unit count sizes the arrays: bounded by what a plan may hold, then
+  // met exactly by the pieces.
+  if (!r.next(units) || units < 0 || units > kMaxTableRuns + kMaxCutUnits ||
+      !r.count(pieces, 4) || pieces > units)
     return false;
   if (units > 0 && p.unitBytes <= 0)
     return false;
-  for (int64_t i = 0; i < units; ++i) {
+  const size_t n = static_cast<size_t>(units);
+  p.units.resize(n);
+  int64_t *words = nullptr;
+  if (table) {
+    table->resize(4 * n);
+    words = table->data();
+  }
+  size_t at = 0;
+  for (int64_t i = 0; i < pieces; ++i) {
     int64_t packed, src, length, wide;
     if (!r.next(packed) || !r.next(src) || !r.next(length) || !r.next(wide) ||
-        length <= 0)
+        length <= 0 || (wide != 0 && wide != 1))
       return false;
     // Cut as cutWorkUnits does; steps that never pass the piece's end.
-    for (int64_t at = 0, len; at < length; at += len) {
-      len = std::min(p.unitBytes, length - at);
-      p.units.push_back({packed + at, src + at, len, wide != 0});
+    for (int64_t off = 0, len; off < length; off += len) {
+      if (at == n)
+        return false;
+      len = std::min(p.unitBytes, length - off);
+      p.units[at++] = {packed + off, src + off, len, wide != 0};
+      if (words) {
+        words[0] = packed + off;
+        words[1] = src + off;
+        words[2] = len;
+        words[3] = wide;
+        words += 4;
+      }
     }
-    if (p.units.size() > static_cast<size_t>(kMaxTableRuns) + kMaxCutUnits)
-      return false;
   }
-  return r.done();
+  return at == n && r.done();
 }
 
 /// Whether `p` is a plan of `type` that the kernels can run safely.
@@ -230,6 +254,7 @@ std::string encodePlan(const KernelPlan &p) {
       w.push_back(r.length);
     }
   }
+  w.push_back(static_cast<int64_t>(p.units.size()));
   const size_t piecesAt = w.size();
   w.push_back(0);
   int64_t pieces = 0;
@@ -253,17 +278,22 @@ std::string encodePlan(const KernelPlan &p) {
 }
 
 bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
-                std::string &why) {
+                std::string &why, std::vector<int64_t> *table) {
   KernelPlan p;
-  if (!decodeRaw(bytes, p, why) || !checkAgainst(p, type, why))
+  std::vector<int64_t> words;
+  if (!decodeRaw(bytes, p, table ? &words : nullptr, why) ||
+      !checkAgainst(p, type, why))
     return false;
   p.notes.push_back("plan read from the disk cache");
   out = std::move(p);
+  if (table)
+    *table = std::move(words);
   return true;
 }
 
 bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
-              const std::string &name, KernelPlan &out) {
+              const std::string &name, KernelPlan &out,
+              std::vector<int64_t> *table) {
   const Hash128 key = planCacheKey(tree);
   std::string payload, why;
   switch (disk.load(key, payload, why)) {
@@ -275,7 +305,7 @@ bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
   case DiskCache::Lookup::Hit:
     break;
   }
-  if (!decodePlan(payload, type, out, why)) {
+  if (!decodePlan(payload, type, out, why, table)) {
     logVerbose("disk cache plan of type " + name + " in " +
                disk.entryPath(key) + " ignored: " + why);
     return false;

@@ -12,7 +12,7 @@
 #define DDTC_RUNTIME_PLANCACHE_H
 
 #include "DiskCache.h"
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 
 #include "ddtc/Core/Datatype.h"
 #include "ddtc/Core/KernelPlan.h"
@@ -22,7 +22,7 @@
 namespace ddtc::rt {
 
 /// Bump when the encoding or the planning passes' output changes.
-constexpr int64_t kPlanFormatVersion = 2;
+constexpr int64_t kPlanFormatVersion = 3;
 
 /// The disk cache key of the plan of a tree of hash `tree`.
 Hash128 planCacheKey(const Hash128 &tree);
@@ -33,14 +33,18 @@ std::string encodePlan(const KernelPlan &plan);
 /// Reads a plan encodePlan wrote, and checks that it is one the planning
 /// passes could have made for `type`: the same size, lb and extent, every
 /// source byte within the type's true bounds, work units that tile the
-/// instance in order. Fails with `why` set, leaving `out` alone.
+/// instance in order. Fails with `why` set, leaving `out` alone. With
+/// `table`, also sets it to the plan's unit table (encodeUnitTable's words),
+/// made in the same pass.
 bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
-                std::string &why);
+                std::string &why, std::vector<int64_t> *table = nullptr);
 
 /// Looks the plan of `type` (tree hash `tree`) up in `disk`; false when
-/// there is none or it is not trusted (then a verbose line says why).
+/// there is none or it is not trusted (then a verbose line says why). With
+/// `table`, also reads the plan's unit table into it (see decodePlan).
 bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
-              const std::string &name, KernelPlan &out);
+              const std::string &name, KernelPlan &out,
+              std::vector<int64_t> *table = nullptr);
 
 /// Writes the plan of `type` into `disk`; a failure is only reported in
 /// verbose mode (the next process plans again).

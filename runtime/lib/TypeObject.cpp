@@ -12,7 +12,6 @@
 #include "BuiltinKernels.h"
 #include "Config.h"
 #include "GenericPlan.h"
-#include "Hash.h"
 #include "PlanCache.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
@@ -248,11 +247,28 @@ struct PlannedType {
   std::shared_ptr<const std::vector<int64_t>> table;
 };
 
-/// What the memo keeps per tree hash: the tree it planned, to confirm a hit.
+/// What the memo keeps per tree hash: the planned type, and O(1) figures of
+/// the tree it planned that a hit must share.
 struct MemoEntry {
-  TypeRef tree;
+  LayoutInfo layout;
+  Kind kind;
+  size_t arguments;
   PlannedType planned;
 };
+
+/// How many list entries and children the root of a tree has.
+size_t rootArguments(const Datatype &t) {
+  const TypeArgs &a = t.args();
+  return a.blocklens.size() + a.displs.size() + a.sizes.size() +
+         a.children.size();
+}
+
+bool sameFigures(const MemoEntry &e, const Datatype &t) {
+  const LayoutInfo &a = e.layout, &b = t.layout();
+  return a.size == b.size && a.lb == b.lb && a.extent == b.extent &&
+         a.trueLb == b.trueLb && a.trueExtent == b.trueExtent &&
+         e.kind == t.kind() && e.arguments == rootArguments(t);
+}
 
 /// Plans smaller than this (work units plus runs listed) are not written to
 /// disk: planning them costs less than reading them back.
@@ -271,16 +287,16 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
               std::string &error) {
   static std::mutex m;
   static std::unordered_map<Hash128, MemoEntry, Hash128Hasher> memo;
-  // Keyed by the tree's hash (one walk, no text); a hit is confirmed by
-  // comparing the trees, so a hash collision costs a re-plan, never the
-  // plan of another layout. (The disk cache trusts its 128-bit key alone:
-  // it keeps no tree to compare, but checks the plan against the type.)
-  const Hash128 key = hashTree(*type);
+  // Keyed by the hash each tree keeps (made as it was built: no walk here),
+  // and a hit is trusted on that 128-bit hash and the tree's layout figures,
+  // with no comparison of the trees: a commit costs the same whatever the
+  // type's size. The disk cache trusts the same key (it also checks the
+  // plan it reads against the type).
+  const Hash128 &key = hashTree(*type);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = memo.find(key);
-        it != memo.end() && (it->second.tree == type ||
-                             equalTrees(*it->second.tree, *type))) {
+        it != memo.end() && sameFigures(it->second, *type)) {
       out = it->second.planned;
       return true;
     }
@@ -291,7 +307,9 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
   if (!config().cacheDisabled)
     if (const DiskCache &d = KernelCache::get().planDisk(); d.usable())
       disk = &d;
-  if (disk && loadPlan(*disk, key, *type, name, *plan)) {
+  // A plan read from disk comes with its unit table, made while reading.
+  std::vector<int64_t> table;
+  if (disk && loadPlan(*disk, key, *type, name, *plan, &table)) {
     ++stats().planDiskHits;
   } else {
     if (!planKernel(*type, *plan, error))
@@ -299,15 +317,18 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
     if (disk && planItems(*plan) >= kPlanStoreMinItems &&
         storePlan(*disk, key, name, *plan))
       ++stats().planDiskWrites;
+    if (isUnits(*plan))
+      table = encodeUnitTable(*plan);
   }
   if (isUnits(*plan))
     planned.table =
-        std::make_shared<const std::vector<int64_t>>(encodeUnitTable(*plan));
+        std::make_shared<const std::vector<int64_t>>(std::move(table));
   planned.plan = std::move(plan);
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
-  memo[key] = MemoEntry{type, planned};
+  memo[key] = MemoEntry{type->layout(), type->kind(), rootArguments(*type),
+                        planned};
   out = std::move(planned);
   return true;
 }

@@ -11,7 +11,7 @@
 
 #include "CUDADriver.h"
 #include "DiskCache.h"
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 #include "KernelCache.h"
 #include "PlanCache.h"
 #include "TypeObject.h"
@@ -420,8 +420,8 @@ DDTC_TEST("plan-sharing", planSharing) {
                   "b = resized(0, 24, dup(MPI_DOUBLE))\n"
                   "c = resized(0, 32, dup(double))\n",
                   "t", f, e));
-  CHECK(rt::hashTree(*f.find("a")->type) == rt::hashTree(*f.find("b")->type));
-  CHECK(rt::hashTree(*f.find("a")->type) != rt::hashTree(*f.find("c")->type));
+  CHECK(hashTree(*f.find("a")->type) == hashTree(*f.find("b")->type));
+  CHECK(hashTree(*f.find("a")->type) != hashTree(*f.find("c")->type));
 
   // A large irregular type: what a second handle of it costs (printed only).
   const std::string big = randomHIndexed(100000);
@@ -602,7 +602,7 @@ DDTC_TEST("disk-plan-checked", diskPlanChecked) {
       {"DDTC_JIT", "generic"}};
   rt::DiskCache plans(dir.path() + "/plans");
   CHECK(plans.usable());
-  CHECK(plans.store(rt::planCacheKey(rt::hashTree(*tri)), "wrong plan\n",
+  CHECK(plans.store(rt::planCacheKey(hashTree(*tri)), "wrong plan\n",
                     rt::encodePlan(outside), why));
   ChildResult r = runChild("child-commit", env);
   std::printf("wrong plan:   %s", r.output.c_str());
@@ -1034,9 +1034,8 @@ DDTC_TEST("no-compiler", noCompiler) {
 //===----------------------------------------------------------------------===//
 
 DDTC_TEST("hash", hash) {
-  using rt::Hasher;
-  rt::Hash128 a = Hasher().add("ab").add("c").finish();
-  rt::Hash128 b = Hasher().add("a").add("bc").finish();
+  Hash128 a = Hasher().add("ab").add("c").finish();
+  Hash128 b = Hasher().add("a").add("bc").finish();
   CHECK(a != b);
   CHECK(a == Hasher().add("ab").add("c").finish());
   CHECK(a.hex().size() == 32);
@@ -1044,14 +1043,14 @@ DDTC_TEST("hash", hash) {
   std::string buf(1024, '\0');
   for (size_t i = 0; i < buf.size(); ++i)
     buf[i] = static_cast<char>(i * 7);
-  rt::Hash128 base = rt::hashBytes(buf.data(), buf.size());
+  Hash128 base = hashBytes(buf.data(), buf.size());
   for (size_t i = 0; i < buf.size(); ++i)
     for (int bit = 0; bit < 8; ++bit) {
       buf[i] ^= static_cast<char>(1 << bit);
-      CHECK(rt::hashBytes(buf.data(), buf.size()) != base);
+      CHECK(hashBytes(buf.data(), buf.size()) != base);
       buf[i] ^= static_cast<char>(1 << bit);
     }
-  CHECK(rt::hashBytes(buf.data(), buf.size() - 1) != base);
+  CHECK(hashBytes(buf.data(), buf.size() - 1) != base);
   return kPass;
 }
 
