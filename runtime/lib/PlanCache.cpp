@@ -11,10 +11,10 @@
 //     each run of full units (unitBytes long) that continue one another
 //     joined, so that cutting the pieces at unitBytes, as cutWorkUnits
 //     does, gives the units back exactly, from a file a fraction the size.
-// Reading cuts the pieces once, into the plan's units and the unit table the
-// kernels read (encodeUnitTable's words), both sized once from the unit
-// count: a new process neither re-encodes the table nor grows arrays item by
-// item. Every count is checked against the bytes left (or, for the units,
+// Reading cuts the pieces once into the plan's units, which are the unit
+// table the kernels read as they lie in memory, sized once from the unit
+// count: a new process builds no table and grows no array item by item.
+// Every count is checked against the bytes left (or, for the units,
 // the most a plan may hold) before anything is sized by it, and the decoded
 // plan against the type, in one pass over it, before it is used.
 //===----------------------------------------------------------------------===//
@@ -56,8 +56,7 @@ private:
   size_t at_ = 0;
 };
 
-bool decodeRaw(const std::string &bytes, KernelPlan &p,
-               std::vector<int64_t> *table, std::string &why) {
+bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
   Reader r(bytes);
   int64_t version = -1, family, width, bytePath, segments, units, pieces;
   if (!r.next(version) || version != kPlanFormatVersion) {
@@ -104,13 +103,7 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p,
   if (units > 0 && p.unitBytes <= 0)
     return false;
   const size_t n = static_cast<size_t>(units);
-  p.units.resize(n);
-  int64_t *words = nullptr;
-  if (table) {
-    table->resize(4 * n);
-    words = table->data();
-  }
-  size_t at = 0;
+  p.units.reserve(n);
   for (int64_t i = 0; i < pieces; ++i) {
     int64_t packed, src, length, wide;
     if (!r.next(packed) || !r.next(src) || !r.next(length) || !r.next(wide) ||
@@ -118,20 +111,13 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p,
       return false;
     // Cut as cutWorkUnits does; steps that never pass the piece's end.
     for (int64_t off = 0, len; off < length; off += len) {
-      if (at == n)
+      if (p.units.size() == n)
         return false;
       len = std::min(p.unitBytes, length - off);
-      p.units[at++] = {packed + off, src + off, len, wide != 0};
-      if (words) {
-        words[0] = packed + off;
-        words[1] = src + off;
-        words[2] = len;
-        words[3] = wide;
-        words += 4;
-      }
+      p.units.push_back({packed + off, src + off, len, wide});
     }
   }
-  return at == n && r.done();
+  return p.units.size() == n && r.done();
 }
 
 /// Whether `p` is a plan of `type` that the kernels can run safely.
@@ -204,6 +190,7 @@ bool checkAgainst(const KernelPlan &p, const Datatype &type, std::string &why) {
   int64_t at = 0;
   for (const WorkUnit &u : p.units) {
     if (u.packed != at || u.length <= 0 || u.length > p.unitBytes ||
+        (u.wide != 0 && u.wide != 1) ||
         u.src < lo || static_cast<__int128>(u.src) + u.length > hi ||
         (u.wide && (u.src % p.width != 0 || u.length % p.width != 0))) {
       why = "the plan's work units do not tile the instance within its bounds";
@@ -263,14 +250,14 @@ std::string encodePlan(const KernelPlan &p) {
     const size_t last = w.size() - 4;
     if (i > 0 && p.units[i - 1].length == p.unitBytes &&
         w[last] + w[last + 2] == u.packed &&
-        w[last + 1] + w[last + 2] == u.src && w[last + 3] == (u.wide ? 1 : 0)) {
+        w[last + 1] + w[last + 2] == u.src && w[last + 3] == u.wide) {
       w[last + 2] += u.length;
       continue;
     }
     w.push_back(u.packed);
     w.push_back(u.src);
     w.push_back(u.length);
-    w.push_back(u.wide ? 1 : 0);
+    w.push_back(u.wide);
     ++pieces;
   }
   w[piecesAt] = pieces;
@@ -278,22 +265,17 @@ std::string encodePlan(const KernelPlan &p) {
 }
 
 bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
-                std::string &why, std::vector<int64_t> *table) {
+                std::string &why) {
   KernelPlan p;
-  std::vector<int64_t> words;
-  if (!decodeRaw(bytes, p, table ? &words : nullptr, why) ||
-      !checkAgainst(p, type, why))
+  if (!decodeRaw(bytes, p, why) || !checkAgainst(p, type, why))
     return false;
   p.notes.push_back("plan read from the disk cache");
   out = std::move(p);
-  if (table)
-    *table = std::move(words);
   return true;
 }
 
 bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
-              const std::string &name, KernelPlan &out,
-              std::vector<int64_t> *table) {
+              const std::string &name, KernelPlan &out) {
   const Hash128 key = planCacheKey(tree);
   std::string payload, why;
   switch (disk.load(key, payload, why)) {
@@ -305,7 +287,7 @@ bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
   case DiskCache::Lookup::Hit:
     break;
   }
-  if (!decodePlan(payload, type, out, why, table)) {
+  if (!decodePlan(payload, type, out, why)) {
     logVerbose("disk cache plan of type " + name + " in " +
                disk.entryPath(key) + " ignored: " + why);
     return false;

@@ -33,18 +33,14 @@ std::string encodePlan(const KernelPlan &plan);
 /// Reads a plan encodePlan wrote, and checks that it is one the planning
 /// passes could have made for `type`: the same size, lb and extent, every
 /// source byte within the type's true bounds, work units that tile the
-/// instance in order. Fails with `why` set, leaving `out` alone. With
-/// `table`, also sets it to the plan's unit table (encodeUnitTable's words),
-/// made in the same pass.
+/// instance in order. Fails with `why` set, leaving `out` alone.
 bool decodePlan(const std::string &bytes, const Datatype &type, KernelPlan &out,
-                std::string &why, std::vector<int64_t> *table = nullptr);
+                std::string &why);
 
 /// Looks the plan of `type` (tree hash `tree`) up in `disk`; false when
-/// there is none or it is not trusted (then a verbose line says why). With
-/// `table`, also reads the plan's unit table into it (see decodePlan).
+/// there is none or it is not trusted (then a verbose line says why).
 bool loadPlan(const DiskCache &disk, const Hash128 &tree, const Datatype &type,
-              const std::string &name, KernelPlan &out,
-              std::vector<int64_t> *table = nullptr);
+              const std::string &name, KernelPlan &out);
 
 /// Writes the plan of `type` into `disk`; a failure is only reported in
 /// verbose mode (the next process plans again).
