@@ -592,6 +592,22 @@ DDTC_TEST("disk-plan-checked", diskPlanChecked) {
   wideSegment.layout.segments.front().offset -= 1 << 20;
   CHECK(!rt::decodePlan(rt::encodePlan(wideSegment), *tri, back, why));
   CHECK_MSG(why.find("true bounds") != std::string::npos, "%s", why.c_str());
+  // The unit count sizes the array before the pieces are read: one too
+  // many, one too few, or one no plan may hold are refused.
+  size_t unitsWord = 10;
+  for (const Segment &seg : plan.layout.segments)
+    unitsWord += 3 + 2 * seg.dims.size() + 2 * seg.runs.size();
+  for (int64_t count :
+       {int64_t(plan.units.size()) + 1, int64_t(plan.units.size()) - 1,
+        int64_t(1) << 40}) {
+    std::string miscounted = bytes;
+    int64_t stored = 0;
+    std::memcpy(&stored, &miscounted[8 * unitsWord], 8);
+    CHECK(stored == int64_t(plan.units.size()));
+    std::memcpy(&miscounted[8 * unitsWord], &count, 8);
+    CHECK(!rt::decodePlan(miscounted, *tri, back, why));
+    CHECK_MSG(why.find("malformed") != std::string::npos, "%s", why.c_str());
+  }
 
   // In a fresh process: a well-formed entry of the wrong plan is checked
   // and replaced; a damaged file is rejected by the disk cache's hash.
