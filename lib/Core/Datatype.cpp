@@ -2,6 +2,7 @@
 
 #include "ddtc/Core/Datatype.h"
 #include "CheckedMath.h"
+#include "ddtc/Core/Constructors.h"
 #include "Layout.h"
 
 #include <sstream>
@@ -126,6 +127,53 @@ std::string checkDarray(const TypeArgs &a) {
   return "";
 }
 
+template <typename T> void addList(Hasher &h, const std::vector<T> &values) {
+  h.add(values.data(), values.size() * sizeof(T));
+}
+
+/// The hash of a node from its kind, the arguments its constructor's
+/// signature lists, in order, and its children's hashes (already kept in
+/// them): O(own arguments), whatever the size of the tree below.
+Hash128 hashNode(const TypeArgs &a) {
+  Hasher h;
+  h.add(static_cast<int64_t>(a.kind));
+  const ConstructorSignature *sig = getConstructor(a.kind);
+  if (!sig)
+    return h.add(static_cast<int64_t>(a.primitive)).finish();
+  auto child = [&](const TypeRef &t) {
+    const Hash128 &c = t->hash();
+    h.add(&c, sizeof c);
+  };
+  for (const ConstructorArgument &arg : sig->arguments) {
+    switch (arg.syntax) {
+    case ArgSyntax::Int:
+      h.add(a.*getIntMember(arg.field));
+      break;
+    case ArgSyntax::IntList:
+      addList(h, a.*getIntListMember(arg.field));
+      break;
+    case ArgSyntax::DistribList:
+      addList(h, a.distribs);
+      break;
+    case ArgSyntax::DargList:
+      addList(h, a.dargs);
+      break;
+    case ArgSyntax::Order:
+      h.add(static_cast<int64_t>(a.order));
+      break;
+    case ArgSyntax::Type:
+      child(a.children.front());
+      break;
+    case ArgSyntax::TypeList:
+      h.add(static_cast<int64_t>(a.children.size()));
+      for (const TypeRef &t : a.children)
+        child(t);
+      break;
+    }
+  }
+  return h.finish();
+}
+
 size_t expectedChildren(const TypeArgs &a) {
   switch (a.kind) {
   case Kind::Primitive:
@@ -225,8 +273,10 @@ TypeRef Datatype::create(TypeArgs args, std::string &error) {
   LayoutInfo layout;
   if (!computeLayout(args, layout, error))
     return nullptr;
+  const Hash128 hash = hashNode(args);
   std::shared_ptr<Datatype> t(new Datatype(std::move(args)));
   t->layout_ = layout;
+  t->hash_ = hash;
   return t;
 }
 
@@ -292,6 +342,9 @@ int64_t getBlockDisplacement(const TypeArgs &a, size_t i, int64_t oldExtent) {
 bool equalTrees(const Datatype &x, const Datatype &y) {
   if (&x == &y)
     return true;
+  // Equal trees hash equal: different hashes settle it at once.
+  if (x.hash() != y.hash())
+    return false;
   const TypeArgs &a = x.args(), &b = y.args();
   if (a.kind != b.kind || a.children.size() != b.children.size())
     return false;

@@ -179,7 +179,7 @@ Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
 }
 
 Status uploadTable(const DriverAPI &api, DeviceContext &dc,
-                   const std::vector<int64_t> &table, CUdeviceptr &out) {
+                   const std::vector<WorkUnit> &units, CUdeviceptr &out) {
   std::lock_guard<std::mutex> lock(dc.m);
   ScopedContext scope(api, dc.ctx);
   CUresult rc;
@@ -188,14 +188,14 @@ Status uploadTable(const DriverAPI &api, DeviceContext &dc,
     if (rc != CUDA_SUCCESS)
       return driverError(api, "cuStreamCreate", rc);
   }
-  size_t bytes = table.size() * sizeof(int64_t);
+  size_t bytes = units.size() * sizeof(WorkUnit);
   CUdeviceptr p = 0;
   rc = api.cuMemAlloc(&p, bytes ? bytes : 1);
   if (rc != CUDA_SUCCESS)
     return driverError(api, "cuMemAlloc", rc);
   // A copy on a private stream, waited for: kernels on any stream of the
   // context see the table, and no stream of the application is blocked.
-  rc = api.cuMemcpyHtoDAsync(p, table.data(), bytes, dc.uploadStream);
+  rc = api.cuMemcpyHtoDAsync(p, units.data(), bytes, dc.uploadStream);
   if (rc == CUDA_SUCCESS)
     rc = api.cuStreamSynchronize(dc.uploadStream);
   if (rc != CUDA_SUCCESS) {

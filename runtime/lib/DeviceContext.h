@@ -13,6 +13,8 @@
 #include "CUDADriver.h"
 #include "Status.h"
 
+#include "ddtc/Core/KernelPlan.h"
+
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -58,10 +60,11 @@ Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
                   const void *image, const std::string &packName,
                   const std::string &unpackName, const LoadedModule *&out);
 
-/// Copies a work-unit table to new device memory of `dc` (the call returns
-/// once the copy is complete).
+/// Copies the work-unit table of a plan (its units, which lie in memory as
+/// the table's words) to new device memory of `dc` (the call returns once
+/// the copy is complete).
 Status uploadTable(const cu::DriverAPI &api, DeviceContext &dc,
-                   const std::vector<int64_t> &table, cu::CUdeviceptr &out);
+                   const std::vector<WorkUnit> &units, cu::CUdeviceptr &out);
 
 /// Frees device memory of `dc` from any thread (pushes its context).
 void freeDeviceMemory(const cu::DriverAPI &api, DeviceContext &dc,

@@ -222,7 +222,9 @@ DiskCache::Lookup DiskCache::load(const Hash128 &key, std::string &payload,
     why = path + " is corrupt (its content does not match its hash)";
     return Lookup::Rejected;
   }
-  payload.assign(body, payloadBytes);
+  // Moved out of the file's bytes rather than copied: no second buffer.
+  data.erase(0, static_cast<size_t>(body - p));
+  payload.swap(data);
   return Lookup::Hit;
 }
 

@@ -11,7 +11,7 @@
 #ifndef DDTC_RUNTIME_DISKCACHE_H
 #define DDTC_RUNTIME_DISKCACHE_H
 
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 
 #include <string>
 

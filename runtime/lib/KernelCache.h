@@ -12,7 +12,7 @@
 #define DDTC_RUNTIME_KERNELCACHE_H
 
 #include "DiskCache.h"
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 #include "Status.h"
 
 #include "ddtc/Core/KernelPlan.h"

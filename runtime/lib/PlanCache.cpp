@@ -6,12 +6,17 @@
 //   threadsPerBlock, size, lb, extent,
 //   segments, then per segment: offset, dims, (count, stride) per dim,
 //     runs, (offset, length) per run,
+//   units (how many work units the pieces cut into),
 //   pieces, then (packed, src, length, wide) per piece: the work units with
 //     each run of full units (unitBytes long) that continue one another
 //     joined, so that cutting the pieces at unitBytes, as cutWorkUnits
 //     does, gives the units back exactly, from a file a fraction the size.
-// Every count is checked against the bytes left before anything is sized by
-// it, and the decoded plan against the type before it is used.
+// Reading cuts the pieces once into the plan's units, which are the unit
+// table the kernels read as they lie in memory, sized once from the unit
+// count: a new process builds no table and grows no array item by item.
+// Every count is checked against the bytes left (or, for the units,
+// the most a plan may hold) before anything is sized by it, and the decoded
+// plan against the type, in one pass over it, before it is used.
 //===----------------------------------------------------------------------===//
 
 #include "PlanCache.h"
@@ -53,7 +58,7 @@ private:
 
 bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
   Reader r(bytes);
-  int64_t version = -1, family, width, bytePath, segments, units;
+  int64_t version = -1, family, width, bytePath, segments, units, pieces;
   if (!r.next(version) || version != kPlanFormatVersion) {
     why = "plan format " + std::to_string(version) + ", expected " +
           std::to_string(kPlanFormatVersion);
@@ -90,24 +95,29 @@ bool decodeRaw(const std::string &bytes, KernelPlan &p, std::string &why) {
       if (!r.next(run.offset) || !r.next(run.length))
         return false;
   }
-  if (!r.count(units, 4))
+  // The unit count sizes the arrays: bounded by what a plan may hold, then
+  // met exactly by the pieces.
+  if (!r.next(units) || units < 0 || units > kMaxTableRuns + kMaxCutUnits ||
+      !r.count(pieces, 4) || pieces > units)
     return false;
   if (units > 0 && p.unitBytes <= 0)
     return false;
-  for (int64_t i = 0; i < units; ++i) {
+  const size_t n = static_cast<size_t>(units);
+  p.units.reserve(n);
+  for (int64_t i = 0; i < pieces; ++i) {
     int64_t packed, src, length, wide;
     if (!r.next(packed) || !r.next(src) || !r.next(length) || !r.next(wide) ||
-        length <= 0)
+        length <= 0 || (wide != 0 && wide != 1))
       return false;
     // Cut as cutWorkUnits does; steps that never pass the piece's end.
-    for (int64_t at = 0, len; at < length; at += len) {
-      len = std::min(p.unitBytes, length - at);
-      p.units.push_back({packed + at, src + at, len, wide != 0});
+    for (int64_t off = 0, len; off < length; off += len) {
+      if (p.units.size() == n)
+        return false;
+      len = std::min(p.unitBytes, length - off);
+      p.units.push_back({packed + off, src + off, len, wide});
     }
-    if (p.units.size() > static_cast<size_t>(kMaxTableRuns) + kMaxCutUnits)
-      return false;
   }
-  return r.done();
+  return p.units.size() == n && r.done();
 }
 
 /// Whether `p` is a plan of `type` that the kernels can run safely.
@@ -180,6 +190,7 @@ bool checkAgainst(const KernelPlan &p, const Datatype &type, std::string &why) {
   int64_t at = 0;
   for (const WorkUnit &u : p.units) {
     if (u.packed != at || u.length <= 0 || u.length > p.unitBytes ||
+        (u.wide != 0 && u.wide != 1) ||
         u.src < lo || static_cast<__int128>(u.src) + u.length > hi ||
         (u.wide && (u.src % p.width != 0 || u.length % p.width != 0))) {
       why = "the plan's work units do not tile the instance within its bounds";
@@ -230,6 +241,7 @@ std::string encodePlan(const KernelPlan &p) {
       w.push_back(r.length);
     }
   }
+  w.push_back(static_cast<int64_t>(p.units.size()));
   const size_t piecesAt = w.size();
   w.push_back(0);
   int64_t pieces = 0;
@@ -238,14 +250,14 @@ std::string encodePlan(const KernelPlan &p) {
     const size_t last = w.size() - 4;
     if (i > 0 && p.units[i - 1].length == p.unitBytes &&
         w[last] + w[last + 2] == u.packed &&
-        w[last + 1] + w[last + 2] == u.src && w[last + 3] == (u.wide ? 1 : 0)) {
+        w[last + 1] + w[last + 2] == u.src && w[last + 3] == u.wide) {
       w[last + 2] += u.length;
       continue;
     }
     w.push_back(u.packed);
     w.push_back(u.src);
     w.push_back(u.length);
-    w.push_back(u.wide ? 1 : 0);
+    w.push_back(u.wide);
     ++pieces;
   }
   w[piecesAt] = pieces;

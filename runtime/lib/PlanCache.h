@@ -12,7 +12,7 @@
 #define DDTC_RUNTIME_PLANCACHE_H
 
 #include "DiskCache.h"
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 
 #include "ddtc/Core/Datatype.h"
 #include "ddtc/Core/KernelPlan.h"
@@ -22,7 +22,7 @@
 namespace ddtc::rt {
 
 /// Bump when the encoding or the planning passes' output changes.
-constexpr int64_t kPlanFormatVersion = 2;
+constexpr int64_t kPlanFormatVersion = 3;
 
 /// The disk cache key of the plan of a tree of hash `tree`.
 Hash128 planCacheKey(const Hash128 &tree);

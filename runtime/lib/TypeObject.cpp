@@ -12,7 +12,6 @@
 #include "BuiltinKernels.h"
 #include "Config.h"
 #include "GenericPlan.h"
-#include "Hash.h"
 #include "PlanCache.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
@@ -62,8 +61,6 @@ void ensureGenericPlan(ddtc_type_s &t) {
                " work units; DDTC_GENERIC_MAX_UNITS raises the limit)");
     return;
   }
-  t.genericTable =
-      std::make_shared<const std::vector<int64_t>>(encodeUnitTable(plan));
   t.generic = std::make_shared<const KernelPlan>(std::move(plan));
 }
 
@@ -157,8 +154,8 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
     tc->dc = &dc;
   }
   const size_t tcIndex = static_cast<size_t>(tc - t.contexts.data());
-  auto uploadOnce = [&](CUdeviceptr &slot, const std::vector<int64_t> &table) {
-    return slot ? Status::success() : uploadTable(api, dc, table, slot);
+  auto uploadOnce = [&](CUdeviceptr &slot, const KernelPlan &plan) {
+    return slot ? Status::success() : uploadTable(api, dc, plan.units, slot);
   };
   for (;;) {
     tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
@@ -183,7 +180,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       Status s = loadModule(api, dc, e.id, e.binary.data(), e.packName,
                             e.unpackName, m);
       if (s.ok() && isUnits(*t.specialized))
-        s = uploadOnce(tc->specializedTable, *t.specializedTable);
+        s = uploadOnce(tc->specializedTable, *t.specialized);
       if (s.ok()) {
         tc->specialized = m;
         continue;
@@ -218,8 +215,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
       }
       const bool sameTable = t.generic == t.specialized;
       CUdeviceptr &slot = sameTable ? tc->specializedTable : tc->genericTable;
-      Status s =
-          uploadOnce(slot, sameTable ? *t.specializedTable : *t.genericTable);
+      Status s = uploadOnce(slot, *t.generic);
       if (!s.ok())
         return s;
       sel = {t.generic.get(), tc->generic, slot, false};
@@ -240,19 +236,31 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   }
 }
 
-/// A type's specialized plan and unit table, shared by every handle of an
-/// equal constructor tree in this process: a new handle of a type seen before
-/// skips the planning passes (the in-process cache hit).
-struct PlannedType {
+/// What the memo keeps per tree hash: the specialized plan (with its units,
+/// the unit table), shared by every handle of an equal constructor tree in
+/// this process, so a new handle of a type seen before skips the planning
+/// passes (the in-process cache hit); and O(1) figures of the tree it
+/// planned that a hit must share.
+struct MemoEntry {
+  LayoutInfo layout;
+  Kind kind;
+  size_t arguments;
   std::shared_ptr<const KernelPlan> plan;
-  std::shared_ptr<const std::vector<int64_t>> table;
 };
 
-/// What the memo keeps per tree hash: the tree it planned, to confirm a hit.
-struct MemoEntry {
-  TypeRef tree;
-  PlannedType planned;
-};
+/// How many list entries and children the root of a tree has.
+size_t rootArguments(const Datatype &t) {
+  const TypeArgs &a = t.args();
+  return a.blocklens.size() + a.displs.size() + a.sizes.size() +
+         a.children.size();
+}
+
+bool sameFigures(const MemoEntry &e, const Datatype &t) {
+  const LayoutInfo &a = e.layout, &b = t.layout();
+  return a.size == b.size && a.lb == b.lb && a.extent == b.extent &&
+         a.trueLb == b.trueLb && a.trueExtent == b.trueExtent &&
+         e.kind == t.kind() && e.arguments == rootArguments(t);
+}
 
 /// Plans smaller than this (work units plus runs listed) are not written to
 /// disk: planning them costs less than reading them back.
@@ -267,25 +275,24 @@ size_t planItems(const KernelPlan &p) {
 
 /// Fails with `error` set when the type cannot be planned (too large a
 /// table): nothing is remembered, so each commit of it fails the same way.
-bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
-              std::string &error) {
+bool planOnce(const TypeRef &type, const std::string &name,
+              std::shared_ptr<const KernelPlan> &out, std::string &error) {
   static std::mutex m;
   static std::unordered_map<Hash128, MemoEntry, Hash128Hasher> memo;
-  // Keyed by the tree's hash (one walk, no text); a hit is confirmed by
-  // comparing the trees, so a hash collision costs a re-plan, never the
-  // plan of another layout. (The disk cache trusts its 128-bit key alone:
-  // it keeps no tree to compare, but checks the plan against the type.)
-  const Hash128 key = hashTree(*type);
+  // Keyed by the hash each tree keeps (made as it was built: no walk here),
+  // and a hit is trusted on that 128-bit hash and the tree's layout figures,
+  // with no comparison of the trees: a commit costs the same whatever the
+  // type's size. The disk cache trusts the same key (it also checks the
+  // plan it reads against the type).
+  const Hash128 &key = hashTree(*type);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = memo.find(key);
-        it != memo.end() && (it->second.tree == type ||
-                             equalTrees(*it->second.tree, *type))) {
-      out = it->second.planned;
+        it != memo.end() && sameFigures(it->second, *type)) {
+      out = it->second.plan;
       return true;
     }
   }
-  PlannedType planned;
   auto plan = std::make_shared<KernelPlan>();
   const DiskCache *disk = nullptr;
   if (!config().cacheDisabled)
@@ -300,15 +307,12 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
         storePlan(*disk, key, name, *plan))
       ++stats().planDiskWrites;
   }
-  if (isUnits(*plan))
-    planned.table =
-        std::make_shared<const std::vector<int64_t>>(encodeUnitTable(*plan));
-  planned.plan = std::move(plan);
+  out = std::move(plan);
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
-  memo[key] = MemoEntry{type, planned};
-  out = std::move(planned);
+  memo[key] =
+      MemoEntry{type->layout(), type->kind(), rootArguments(*type), out};
   return true;
 }
 
@@ -330,14 +334,11 @@ Status commitType(ddtc_type_s &t) {
     t.committed.store(true, std::memory_order_release);
     return Status::success();
   }
-  PlannedType planned;
   std::string error;
-  if (!planOnce(t.type, t.name, planned, error))
+  if (!planOnce(t.type, t.name, t.specialized, error))
     return Status::error(DDTC_ERROR_UNSUPPORTED_TYPE,
                          "ddtc_type_commit: type " + t.name +
                              " cannot be planned: " + error);
-  t.specialized = std::move(planned.plan);
-  t.specializedTable = std::move(planned.table);
   t.commitArch = commitArchitecture();
   const JitMode mode = config().jit;
   if (mode == JitMode::Generic && hasGeneric(t, t.commitArch)) {

@@ -48,9 +48,8 @@ struct ddtc_type_s {
   bool empty = false; ///< no data: no kernel needed
   int commitArch = 0;
   /// The planning passes' plan; shared by every handle of an equal tree.
+  /// A Units plan's units are its unit table (uploaded as they are).
   std::shared_ptr<const ddtc::KernelPlan> specialized;
-  /// When specialized is a Units plan; shared as the plan is.
-  std::shared_ptr<const std::vector<int64_t>> specializedTable;
   /// What the generic kernels run, made on first need: for a strided plan,
   /// its nests (the nest kernels, no table); else the work-unit plan,
   /// `specialized` itself when that is a Units plan. Neither when the layout
@@ -58,7 +57,6 @@ struct ddtc_type_s {
   bool genericTried = false;
   std::shared_ptr<const std::vector<ddtc::Nest>> nests;
   std::shared_ptr<const ddtc::KernelPlan> generic;
-  std::shared_ptr<const std::vector<int64_t>> genericTable;
   std::vector<std::unique_ptr<ddtc::rt::ArchKernels>> kernels;
   std::vector<ddtc::rt::TypeOnContext> contexts;
 };

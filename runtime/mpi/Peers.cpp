@@ -9,7 +9,7 @@
 
 #include "Layer.h"
 
-#include "Hash.h"
+#include "ddtc/Core/Hash.h"
 
 #include <unistd.h>
 
@@ -37,7 +37,7 @@ uint64_t hostHash() {
   std::string id = name;
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   id += std::string(std::istreambuf_iterator<char>(boot), {});
-  return rt::hashBytes(id.data(), id.size()).lo;
+  return hashBytes(id.data(), id.size()).lo;
 }
 
 } // namespace

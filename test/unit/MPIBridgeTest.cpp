@@ -1,9 +1,9 @@
 //===- MPIBridgeTest.cpp - Import and export of live MPI datatypes --------===//
 //
 // Runs under MPI (main initializes it): the predefined types agree with
-// Primitives.def, every combiner imports to the tree that built it, import
-// frees what MPI_Type_get_contents hands out and nothing else, and trees
-// survive a round trip through MPI.
+// Primitives.def, every combiner imports to the tree that built it (and its
+// hash), import frees what MPI_Type_get_contents hands out and nothing else,
+// and trees survive a round trip through MPI.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Core/SpecParser.h"
@@ -40,6 +40,8 @@ void expectImport(MPI_Datatype handle, const std::string &expected) {
   ASSERT_TRUE(want);
   EXPECT_TRUE(equalTrees(*got, *want))
       << "imported " << printSpecExpr(*got) << ", expected " << expected;
+  // The hash kept in the imported tree is the spec text's.
+  EXPECT_TRUE(hashTree(*got) == hashTree(*want)) << expected;
   // The handle is untouched by import: it still describes the same layout.
   MPI_Count size = 0, lb = 0, extent = 0;
   EXPECT_EQ(MPI_Type_size_x(handle, &size), MPI_SUCCESS);
@@ -346,6 +348,8 @@ TEST(MPIExport, SharedSubtreesAreBuiltOnce) {
   TypeRef back = importMPIDatatype(h, error);
   ASSERT_TRUE(back) << error;
   EXPECT_TRUE(equalTrees(*back, *t));
+  EXPECT_TRUE(hashTree(*back) == hashTree(*t));
+  EXPECT_TRUE(hashTree(*shared) == hashTree(*t));
   MPI_Type_free(&h);
 }
 
@@ -387,6 +391,12 @@ TEST(MPIRoundTrip, RandomTreesSurviveExportAndImport) {
     ASSERT_TRUE(back) << error;
     EXPECT_TRUE(equalTrees(*back, *canonicalPrimitives(c.type)))
         << "imported " << printSpecExpr(*back);
+    // Built by the C++ constructors, imported from MPI, parsed from its
+    // printed text: one hash.
+    EXPECT_TRUE(hashTree(*back) == hashTree(*canonicalPrimitives(c.type)));
+    TypeRef text = spec(printSpecExpr(*back));
+    ASSERT_TRUE(text);
+    EXPECT_TRUE(hashTree(*text) == hashTree(*back));
     MPI_Count size = 0;
     MPI_Type_size_x(h, &size);
     EXPECT_EQ(size, c.type->layout().size);

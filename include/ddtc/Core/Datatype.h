@@ -3,11 +3,15 @@
 // A datatype tree is the MPI constructor calls that built a type, with their
 // arguments exactly as MPI takes them. A Datatype exists only when its
 // arguments obey the MPI rules and its layout fits in 64 bits, so code that
-// holds one never re-checks it.
+// holds one never re-checks it. Each node keeps the hash of its tree, made
+// once when it is built from its arguments and its children's hashes, so
+// naming a tree costs the same whatever its size.
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_CORE_DATATYPE_H
 #define DDTC_CORE_DATATYPE_H
+
+#include "ddtc/Core/Hash.h"
 
 #include <cstdint>
 #include <memory>
@@ -135,11 +139,14 @@ public:
   const LayoutInfo &layout() const { return layout_; }
   const TypeRef &child(size_t i = 0) const { return args_.children[i]; }
   size_t numChildren() const { return args_.children.size(); }
+  /// The structural hash of the tree (see hashTree).
+  const Hash128 &hash() const { return hash_; }
 
 private:
   explicit Datatype(TypeArgs args) : args_(std::move(args)) {}
   TypeArgs args_;
   LayoutInfo layout_;
+  Hash128 hash_;
 };
 
 /// Returns the first MPI rule that the arguments of one constructor call
@@ -156,7 +163,15 @@ int64_t getBlockLength(const TypeArgs &args, size_t i);
 int64_t getBlockDisplacement(const TypeArgs &args, size_t i, int64_t oldExtent);
 
 /// Structural equality of two trees (same constructors, same arguments).
+/// Trees of different hashes are different: answered without a walk.
 bool equalTrees(const Datatype &a, const Datatype &b);
+
+/// The hash of a datatype tree: of each constructor and the arguments its
+/// signature lists (what the spec printer writes), so trees equal under
+/// equalTrees hash equal whatever spec text, MPI handle or C API calls they
+/// came from, and changing any argument anywhere changes it (but for 128-bit
+/// collisions). Kept in the root node: no walk.
+inline const Hash128 &hashTree(const Datatype &type) { return type.hash(); }
 
 } // namespace ddtc
 

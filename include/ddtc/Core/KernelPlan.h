@@ -10,23 +10,31 @@
 
 #include "ddtc/Core/CanonicalLayout.h"
 
+#include <type_traits>
+
 namespace ddtc {
 
 /// A piece of one instance handled by one warp in the generic kernel: copy
 /// `length` bytes between packed position `packed` and source offset `src`
-/// (both relative to the instance). `wide` is set when src and packed are
+/// (both relative to the instance). `wide` is 1 when src and packed are
 /// both multiples of the plan's width and length is too, so the whole unit
-/// moves with width-byte accesses.
+/// moves with width-byte accesses, else 0. It is a 64-bit word like the
+/// others so that a plan's units lie in memory as the unit table the Units
+/// kernels read (four words per unit, see encodeUnitTable): a runtime
+/// uploads plan.units as they are, with no table to build.
 struct WorkUnit {
   int64_t packed;
   int64_t src;
   int64_t length;
-  bool wide;
+  int64_t wide;
   bool operator==(const WorkUnit &o) const {
     return packed == o.packed && src == o.src && length == o.length &&
            wide == o.wide;
   }
 };
+static_assert(sizeof(WorkUnit) == 4 * sizeof(int64_t) &&
+                  std::is_standard_layout_v<WorkUnit>,
+              "a work unit is the unit table's four words");
 
 enum class KernelFamily : uint8_t {
   /// Every segment is a strided nest: each thread maps its chunk of the

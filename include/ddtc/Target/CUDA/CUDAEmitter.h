@@ -162,6 +162,8 @@ void callSourceBounds(const CanonicalLayout &layout, int64_t count,
 
 /// The unit table the Units kernels read (copy it to device memory once per
 /// plan): four 64-bit integers per work unit, {packed, src, length, wide}.
+/// plan.units lies in memory as these words already: this copy is for code
+/// that wants them as integers.
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan);
 
 /// Division by a divisor known at launch, for numerators 0 <= n < 2^63:

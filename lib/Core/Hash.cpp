@@ -1,4 +1,4 @@
-//===- Hash.cpp - 128-bit hashes for cache keys and entry checks ----------===//
+//===- Hash.cpp - 128-bit hashes for cache keys and tree identity ---------===//
 //
 // Two 64-bit lanes absorb each 8-byte word through a multiply and a rotate
 // (each step is a bijection of the lane for a fixed word and of the word for
@@ -6,14 +6,11 @@
 // cross-mixed and finished with a 64-bit avalanche step.
 //===----------------------------------------------------------------------===//
 
-#include "Hash.h"
-
-#include "ddtc/Core/Constructors.h"
+#include "ddtc/Core/Hash.h"
 
 #include <cstring>
-#include <unordered_map>
 
-namespace ddtc::rt {
+namespace ddtc {
 
 namespace {
 
@@ -82,69 +79,4 @@ Hash128 hashBytes(const void *data, size_t size) {
   return Hasher().add(data, size).finish();
 }
 
-namespace {
-
-template <typename T> void addList(Hasher &h, const std::vector<T> &values) {
-  h.add(values.data(), values.size() * sizeof(T));
-}
-
-/// Hashes `type`; `shared` remembers the subtrees held by more than one
-/// reference, so a tree that reuses a subtree costs its distinct nodes only.
-Hash128 hashNode(const Datatype &type,
-                 std::unordered_map<const Datatype *, Hash128> &shared) {
-  const TypeArgs &a = type.args();
-  Hasher h;
-  h.add(static_cast<int64_t>(a.kind));
-  const ConstructorSignature *sig = getConstructor(a.kind);
-  if (!sig)
-    return h.add(static_cast<int64_t>(a.primitive)).finish();
-  auto child = [&](const TypeRef &t) {
-    Hash128 c;
-    if (t.use_count() > 1) {
-      auto it = shared.find(t.get());
-      if (it == shared.end())
-        it = shared.emplace(t.get(), hashNode(*t, shared)).first;
-      c = it->second;
-    } else {
-      c = hashNode(*t, shared);
-    }
-    h.add(&c, sizeof c);
-  };
-  for (const ConstructorArgument &arg : sig->arguments) {
-    switch (arg.syntax) {
-    case ArgSyntax::Int:
-      h.add(a.*getIntMember(arg.field));
-      break;
-    case ArgSyntax::IntList:
-      addList(h, a.*getIntListMember(arg.field));
-      break;
-    case ArgSyntax::DistribList:
-      addList(h, a.distribs);
-      break;
-    case ArgSyntax::DargList:
-      addList(h, a.dargs);
-      break;
-    case ArgSyntax::Order:
-      h.add(static_cast<int64_t>(a.order));
-      break;
-    case ArgSyntax::Type:
-      child(a.children.front());
-      break;
-    case ArgSyntax::TypeList:
-      h.add(static_cast<int64_t>(a.children.size()));
-      for (const TypeRef &t : a.children)
-        child(t);
-      break;
-    }
-  }
-  return h.finish();
-}
-
-} // namespace
-
-Hash128 hashTree(const Datatype &type) {
-  std::unordered_map<const Datatype *, Hash128> shared;
-  return hashNode(type, shared);
-}
-
-} // namespace ddtc::rt
+} // namespace ddtc

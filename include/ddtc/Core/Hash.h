@@ -1,13 +1,13 @@
-//===- Hash.h - 128-bit hashes for cache keys and entry checks --*- C++ -*-===//
+//===- Hash.h - 128-bit hashes for cache keys and tree identity -*- C++ -*-===//
 //
 // A fast non-cryptographic 128-bit hash: it names cache entries, detects
-// corrupted ones and keys the in-process plan memo by datatype tree. The disk
-// cache trusts only files of the current user, so the hash need not resist
-// forgery.
+// corrupted ones and identifies datatype trees (each Datatype keeps the hash
+// of its tree). The disk cache trusts only files of the current user, so the
+// hash need not resist forgery.
 //===----------------------------------------------------------------------===//
 
-#ifndef DDTC_RUNTIME_HASH_H
-#define DDTC_RUNTIME_HASH_H
+#ifndef DDTC_CORE_HASH_H
+#define DDTC_CORE_HASH_H
 
 #include <cstddef>
 #include <cstdint>
@@ -15,10 +15,6 @@
 #include <string_view>
 
 namespace ddtc {
-class Datatype;
-} // namespace ddtc
-
-namespace ddtc::rt {
 
 struct Hash128 {
   uint64_t lo = 0, hi = 0;
@@ -46,12 +42,6 @@ private:
 /// The hash of one byte string.
 Hash128 hashBytes(const void *data, size_t size);
 
-/// The hash of a datatype tree: of each constructor and the arguments its
-/// signature lists (what the spec printer writes), so trees equal under
-/// equalTrees hash equal whatever spec text or MPI handle they came from.
-/// One walk; a subtree shared by several parents is hashed once.
-Hash128 hashTree(const Datatype &type);
-
 /// For hash tables keyed by a Hash128 (its bits are already mixed).
 struct Hash128Hasher {
   size_t operator()(const Hash128 &h) const {
@@ -59,6 +49,6 @@ struct Hash128Hasher {
   }
 };
 
-} // namespace ddtc::rt
+} // namespace ddtc
 
-#endif // DDTC_RUNTIME_HASH_H
+#endif // DDTC_CORE_HASH_H
