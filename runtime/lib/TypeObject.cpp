@@ -252,6 +252,8 @@ struct PlannedType {
 struct MemoEntry {
   TypeRef tree;
   PlannedType planned;
+  /// The DDTC_TILES setting it was planned under (tests change it).
+  bool tiles;
 };
 
 /// Plans smaller than this (work units plus runs listed) are not written to
@@ -279,8 +281,8 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = memo.find(key);
-        it != memo.end() && (it->second.tree == type ||
-                             equalTrees(*it->second.tree, *type))) {
+        it != memo.end() && it->second.tiles == config().tiles &&
+        (it->second.tree == type || equalTrees(*it->second.tree, *type))) {
       out = it->second.planned;
       return true;
     }
@@ -291,10 +293,16 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
   if (!config().cacheDisabled)
     if (const DiskCache &d = KernelCache::get().planDisk(); d.usable())
       disk = &d;
+  PlanOptions options;
+  options.tiles = config().tiles;
   if (disk && loadPlan(*disk, key, *type, name, *plan)) {
     ++stats().planDiskHits;
+    // The stored plan leaves out the tile choice, which follows the
+    // setting of this process.
+    if (options.tiles)
+      detectTransposeTiles(*plan);
   } else {
-    if (!planKernel(*type, *plan, error))
+    if (!planKernel(*type, *plan, error, options))
       return false;
     if (disk && planItems(*plan) >= kPlanStoreMinItems &&
         storePlan(*disk, key, name, *plan))
@@ -307,7 +315,7 @@ bool planOnce(const TypeRef &type, const std::string &name, PlannedType &out,
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
-  memo[key] = MemoEntry{type, planned};
+  memo[key] = MemoEntry{type, planned, options.tiles};
   out = std::move(planned);
   return true;
 }
