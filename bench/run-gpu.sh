@@ -18,6 +18,8 @@
 #      the layout forces), the empty-kernel launch, and the JIT figures
 #      (cold, cache hit, and a fresh process loading from the disk cache);
 #      then the traffic calibration (the model's assumptions, measured);
+#      the transpose once more with DDTC_TILES=0 (the strided kernels
+#      instead of the shared-memory tile kernels: ddtc-notiles.json);
 #   5. the torch baseline on the same layouts;
 #   6. the summary table (summary.txt), merged JSON and plots.
 #   7. the MPI layer (libddtc-mpi): its test suite on device memory (2 and 4
@@ -132,6 +134,11 @@ python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
 rm -rf "$DDTC_CACHE_DIR"
 export DDTC_CACHE_DIR=$(mktemp -d)
 step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --out "$out/ddtc.json"
+# The transposing layouts once more with the strided kernels instead of the
+# shared-memory tile kernels, to compare the two (ddtc-notiles.json).
+step bench-notiles env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
+  "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --only transpose-4096 \
+  --out "$out/ddtc-notiles.json"
 step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
   --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
 step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \

@@ -193,7 +193,72 @@ bool balanceWorkUnits(KernelPlan &plan) {
          before.unitBytes != plan.unitBytes;
 }
 
-bool planKernel(const Datatype &type, KernelPlan &out, std::string &error) {
+namespace {
+
+/// The share of the bytes of each 32-byte sector that a warp uses when its
+/// lanes move consecutive `len`-byte elements `stride` bytes apart, in
+/// 1/32: len / min(max(|stride|, len), 32) sectors' worth.
+int64_t sectorUse32(int64_t len, int64_t stride) {
+  int64_t step = stride < 0 ? -stride : stride;
+  step = std::min<int64_t>(std::max(step, len), 32);
+  return 32 * len / step;
+}
+
+} // namespace
+
+bool detectTransposeTiles(KernelPlan &plan) {
+  const int before = plan.tileDim;
+  plan.tileDim = -1;
+  const CanonicalLayout &l = plan.layout;
+  auto note = [&](const std::string &text) {
+    plan.notes.push_back("transpose-tiles: " + text);
+    return before != plan.tileDim;
+  };
+  if (plan.family != KernelFamily::Strided || l.segments.size() != 1)
+    return note("no (not a strided plan of one segment)");
+  const Segment &seg = l.segments.front();
+  const int64_t len = seg.runs.front().length;
+  const size_t nd = seg.dims.size();
+  // Elements moved with whole aligned accesses: the tile kernel copies an
+  // element as len / width accesses and keeps no byte path inside a run.
+  if (plan.needsBytePath || len > 16 || len % plan.width != 0 || nd < 2)
+    return note("no (the run is not one aligned element of at most 16 bytes "
+                "in a nest of two or more dimensions)");
+  const Dim &inner = seg.dims.back();
+  // The strided kernel's lanes step along the innermost dimension; a tile's
+  // along the chosen one on the origin side, and along the innermost one on
+  // the packed side (contiguous). Take the dimension that uses sectors
+  // best, if that at least doubles the scattered side's use.
+  const int64_t scattered = sectorUse32(len, inner.stride);
+  int best = -1;
+  int64_t bestUse = 0;
+  for (size_t d = 0; d + 1 < nd; ++d) {
+    const Dim &dim = seg.dims[d];
+    const int64_t step = dim.stride < 0 ? -dim.stride : dim.stride;
+    if (step == 0 || step % len != 0 || step / len > 4 || dim.count < 4)
+      continue;
+    const int64_t use = sectorUse32(len, dim.stride);
+    if (use >= 2 * scattered && use >= bestUse) {
+      best = static_cast<int>(d);
+      bestUse = use;
+    }
+  }
+  if (best < 0 || inner.count < 4)
+    return note("no (no dimension of 4 or more elements 1 to 4 elements apart "
+                "that uses sectors twice as well as the innermost one, of "
+                "stride " +
+                str(inner.stride) + ")");
+  plan.tileDim = best;
+  return note("dimension " + str(best) + " (stride " +
+              str(seg.dims[best].stride) + ") against the innermost (stride " +
+              str(inner.stride) + "): " + str(kTileElems) + "x" +
+              str(kTileElems) + " tiles of " + str(len) +
+              "-byte elements through shared memory, sector use " +
+              str(scattered) + "/32 -> " + str(bestUse) + "/32");
+}
+
+bool planKernel(const Datatype &type, KernelPlan &out, std::string &error,
+                const PlanOptions &options) {
   CanonicalLayout layout;
   if (!lowerToCanonical(type, layout, error))
     return false;
@@ -206,6 +271,8 @@ bool planKernel(const Datatype &type, KernelPlan &out, std::string &error) {
   if (!alignAccesses(plan, error))
     return false;
   balanceWorkUnits(plan);
+  if (options.tiles)
+    detectTransposeTiles(plan);
   out = std::move(plan);
   return true;
 }

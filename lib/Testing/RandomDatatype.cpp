@@ -398,13 +398,77 @@ uint64_t ddtc::randomCaseSeed(uint64_t seed, uint64_t index) {
   return z;
 }
 
+TypeRef ddtc::generateTransposeDatatype(std::mt19937_64 &rng,
+                                        const RandomDatatypeOptions &opts) {
+  auto draw = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  std::string error;
+  TypeRef elem;
+  switch (draw(0, 5)) {
+  case 0:
+    elem = Datatype::primitive(Primitive::Char);
+    break;
+  case 1:
+    elem = Datatype::primitive(Primitive::Short);
+    break;
+  case 2:
+    elem = Datatype::primitive(Primitive::Float);
+    break;
+  case 3:
+    elem = Datatype::primitive(Primitive::Double);
+    break;
+  case 4: // 12 bytes: three 4-byte accesses
+    elem = Datatype::contiguous(3, Datatype::primitive(Primitive::Int), error);
+    break;
+  default:
+    elem =
+        Datatype::contiguous(2, Datatype::primitive(Primitive::Double), error);
+    break;
+  }
+  const int64_t e = elem->layout().extent;
+  const int64_t spacing = draw(1, 2); // every column, or every other one
+  const int64_t rows = draw(2, 80), cols = draw(2, 80);
+  // A row of the matrix, sometimes with an element of padding.
+  const int64_t pitch = (cols * spacing + draw(0, 1)) * e;
+  TypeRef col = Datatype::hvector(rows, 1, pitch, elem, error);
+  TypeRef t;
+  switch (draw(0, 2)) {
+  case 0: // the columns
+    t = Datatype::contiguous(
+        cols, Datatype::resized(0, spacing * e, col, error), error);
+    break;
+  case 1: { // each column through a few planes: a dimension in between
+    TypeRef planes =
+        Datatype::hvector(draw(2, 4), 1, (rows + 1) * pitch, col, error);
+    t = Datatype::contiguous(
+        cols, Datatype::resized(0, spacing * e, planes, error), error);
+    break;
+  }
+  default: { // the columns of a few matrices: a dimension outside
+    TypeRef one = Datatype::contiguous(
+        cols, Datatype::resized(0, spacing * e, col, error), error);
+    t = Datatype::hvector(draw(2, 3), 1, rows * pitch, one, error);
+    break;
+  }
+  }
+  return t && withinBounds(*t, 1, opts) ? t : nullptr;
+}
+
 RandomDatatypeCase ddtc::generateRandomDatatype(
     std::mt19937_64 &rng, const RandomDatatypeOptions &opts) {
   Generator gen(rng, opts);
   uint64_t extraCounts = static_cast<uint64_t>(std::max<int64_t>(opts.maxCount, 2) - 1);
   RandomDatatypeCase out;
+  // Decided on a copy of the generator, from bits the tree's first draw
+  // hardly depends on: the other cases keep the trees their seeds drew
+  // before transposing cases existed.
+  std::mt19937_64 peek = rng;
+  const bool transpose = opts.transposeEvery > 0 &&
+                         (peek() >> 32) % opts.transposeEvery == 0;
   for (unsigned attempt = 0; attempt < opts.maxAttempts; ++attempt) {
-    TypeRef t = gen.type(opts.maxDepth, true);
+    TypeRef t = transpose ? generateTransposeDatatype(rng, opts)
+                          : gen.type(opts.maxDepth, true);
     int64_t count = 2 + static_cast<int64_t>(rng() % extraCounts);
     if (t && withinBounds(*t, count, opts)) {
       out.type = std::move(t);

@@ -67,6 +67,7 @@ Config readConfig() {
   c.cacheDisabled = envFlag("DDTC_DISABLE_CACHE", false);
   c.verbose = envFlag("DDTC_VERBOSE", false);
   c.checkPointers = envFlag("DDTC_CHECK_POINTERS", true);
+  c.tiles = envFlag("DDTC_TILES", true);
 
   std::string jit = env("DDTC_JIT");
   if (jit.empty() || jit == "async")

@@ -54,6 +54,9 @@ struct Config {
   /// DDTC_GENERIC_MAX_UNITS: the largest work-unit table built for a
   /// generic kernel (larger types wait for their specialized kernel).
   int64_t genericMaxUnits = int64_t(1) << 18;
+  /// DDTC_TILES=0: transposing layouts keep the strided kernels instead of
+  /// the shared-memory tile kernels (detectTransposeTiles).
+  bool tiles = true;
   /// DDTC_JIT_THREADS: background compiler threads.
   int jitThreads = 2;
   /// Settings that were not understood, to report once.

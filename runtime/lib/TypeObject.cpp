@@ -246,6 +246,8 @@ struct MemoEntry {
   Kind kind;
   size_t arguments;
   std::shared_ptr<const KernelPlan> plan;
+  /// The DDTC_TILES setting it was planned under (tests change it).
+  bool tiles;
 };
 
 /// How many list entries and children the root of a tree has.
@@ -259,7 +261,8 @@ bool sameFigures(const MemoEntry &e, const Datatype &t) {
   const LayoutInfo &a = e.layout, &b = t.layout();
   return a.size == b.size && a.lb == b.lb && a.extent == b.extent &&
          a.trueLb == b.trueLb && a.trueExtent == b.trueExtent &&
-         e.kind == t.kind() && e.arguments == rootArguments(t);
+         e.kind == t.kind() && e.arguments == rootArguments(t) &&
+         e.tiles == config().tiles;
 }
 
 /// Plans smaller than this (work units plus runs listed) are not written to
@@ -298,10 +301,16 @@ bool planOnce(const TypeRef &type, const std::string &name,
   if (!config().cacheDisabled)
     if (const DiskCache &d = KernelCache::get().planDisk(); d.usable())
       disk = &d;
+  PlanOptions options;
+  options.tiles = config().tiles;
   if (disk && loadPlan(*disk, key, *type, name, *plan)) {
     ++stats().planDiskHits;
+    // The stored plan leaves out the tile choice, which follows the
+    // setting of this process.
+    if (options.tiles)
+      detectTransposeTiles(*plan);
   } else {
-    if (!planKernel(*type, *plan, error))
+    if (!planKernel(*type, *plan, error, options))
       return false;
     if (disk && planItems(*plan) >= kPlanStoreMinItems &&
         storePlan(*disk, key, name, *plan))
@@ -311,8 +320,8 @@ bool planOnce(const TypeRef &type, const std::string &name,
   std::lock_guard<std::mutex> lock(m);
   if (memo.size() >= 4096) // bounded: a process with endless types re-plans
     memo.clear();
-  memo[key] =
-      MemoEntry{type->layout(), type->kind(), rootArguments(*type), out};
+  memo[key] = MemoEntry{type->layout(), type->kind(), rootArguments(*type),
+                        out, options.tiles};
   return true;
 }
 

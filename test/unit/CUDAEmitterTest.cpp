@@ -200,6 +200,49 @@ TEST(CUDAEmitter, StridedVariants) {
   }
 }
 
+TEST(TileKernel, ChosenEmittedAndLaunched) {
+  const char *expr =
+      "contiguous(4096, resized(0, 8, vector(4096, 1, 4096, double)))";
+  KernelPlan p = plan(expr);
+  ASSERT_EQ(p.family, KernelFamily::Strided);
+  ASSERT_EQ(p.tileDim, 0);
+  EXPECT_EQ(kernelShapeKey(p), "tile.w8.e8.d2.t0");
+  EmittedKernels k = emitCUDA(p, "k");
+  EXPECT_EQ(countOf(k.source, "__syncthreads();"), 4u);
+  EXPECT_NE(k.source.find("__shared__ uint2 tile[32][33];"),
+            std::string::npos);
+  EXPECT_EQ(structMembers(k), describeParams(p).size());
+  // 128 x 128 tiles; a band is 32 columns of 4096 doubles, 1 MiB packed.
+  const int64_t size = p.layout.size, band = int64_t(1) << 20;
+  EXPECT_EQ(computeLaunch(p, 1, 0, size, 0).grid, 128 * 128);
+  EXPECT_EQ(computeLaunch(p, 1, band + 8, 2 * band - 8, 0).grid, 128);
+  EXPECT_EQ(computeLaunch(p, 1, band - 8, band + 8, 0).grid, 256);
+  // The last band of one instance and the first of the next.
+  EXPECT_EQ(computeLaunch(p, 2, size - 8, size + 8, 0).grid, 256);
+  EXPECT_EQ(computeLaunch(p, 2, 0, 2 * size, 7).grid, 7);
+  EXPECT_EQ(computeLaunch(p, 1, 5, 5, 0).grid, 0);
+
+  // The switch the runtime's DDTC_TILES=0 sets.
+  PlanOptions off;
+  off.tiles = false;
+  KernelPlan strided;
+  std::string error;
+  ASSERT_TRUE(planKernel(*parse(expr), strided, error, off)) << error;
+  EXPECT_EQ(strided.tileDim, -1);
+  EXPECT_EQ(kernelShapeKey(strided).rfind("strided.", 0), 0u);
+
+  // Not transposing: rows (the innermost dimension is the close one), a
+  // run of several elements, a layout of two segments.
+  for (const char *other :
+       {"vector(64, 1, 2, double)", "subarray([64, 64], [8, 64], [0, 0], C, "
+                                    "double)",
+        "contiguous(64, resized(0, 8, vector(64, 2, 64, double)))",
+        "struct([1, 1], [0, 100000], [contiguous(64, resized(0, 8, "
+        "vector(64, 1, 64, double))), int])"}) {
+    EXPECT_EQ(plan(other).tileDim, -1) << other;
+  }
+}
+
 TEST(ComputeLaunch, StridedRanges) {
   KernelPlan p = plan("vector(100, 2, 4, double)"); // 1600 bytes, width 16
   ASSERT_EQ(p.family, KernelFamily::Strided);
@@ -285,7 +328,17 @@ TEST(NVRTC, CompilesEmittedKernels) {
   for (const char *expr :
        {"vector(10, 2, 4, double)", "hvector(64, 3, 7, char)",
         "indexed([1, 2, 3], [0, 5, 11], int)", "contiguous(0, double)",
-        "subarray([8, 8, 8], [2, 3, 4], [1, 1, 1], C, float)"}) {
+        "subarray([8, 8, 8], [2, 3, 4], [1, 1, 1], C, float)",
+        // Transpose tiles: 8-, 1-, 12- and 16-byte elements, a dimension
+        // outside the tile and one inside it.
+        "contiguous(4096, resized(0, 8, vector(4096, 1, 4096, double)))",
+        "contiguous(70, resized(0, 2, vector(50, 1, 140, char)))",
+        "contiguous(40, resized(0, 12, vector(9, 1, 40, "
+        "contiguous(3, int))))",
+        "hvector(2, 1, 100000, contiguous(33, resized(0, 16, vector(40, 1, "
+        "33, contiguous(2, double)))))",
+        "contiguous(50, resized(0, 4, hvector(3, 1, 4400, vector(21, 1, 50, "
+        "float))))"}) {
     SCOPED_TRACE(expr);
     EmittedKernels k = emitCUDA(plan(expr), "ddtc_t");
     NVRTCResult ptx = nvrtc->compile(k.text(), "t.cu", NVRTCOutput::PTX);

@@ -408,9 +408,16 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "resized(0, 24, struct([1, 2, 1], [0, 8, 16], [double, int, char]))",
       "vector(3, 1, 2, MPI_DOUBLE_INT)",
       "struct([1, 3, 1], [0, 13, 40], [char, double, short])",
+      // Transpose tiles: columns of a matrix, with a dimension outside
+      // them and one between them and the rows.
+      "contiguous(37, resized(0, 8, vector(45, 1, 37, double)))",
+      "hvector(3, 1, 8000, contiguous(33, resized(0, 2, vector(40, 1, 66, "
+      "short))))",
+      "contiguous(50, resized(0, 4, hvector(3, 1, 4400, vector(21, 1, 50, "
+      "float))))",
   };
   std::vector<TestType> types;
-  int strided = 0, units = 0;
+  int strided = 0, units = 0, tiles = 0;
   for (const char *e : exprs) {
     SpecFile spec;
     std::string error;
@@ -421,6 +428,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
     ASSERT_TRUE(planKernel(*spec.bindings.back().type, t.plan, error)) << error;
     t.prefix = "t" + std::to_string(types.size());
     (t.plan.family == KernelFamily::Units ? units : strided)++;
+    tiles += t.plan.tileDim >= 0;
     types.push_back(t);
   }
   // A Units plan without units (an empty layout the passes did not see).
@@ -432,6 +440,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
   types.push_back(none);
   ASSERT_GE(strided, 10);
   ASSERT_GE(units, 4);
+  ASSERT_EQ(tiles, 3);
 
   std::mt19937_64 rng(7);
   std::vector<Case> cases = makeCases(types, rng);

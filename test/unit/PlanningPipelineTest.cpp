@@ -32,6 +32,7 @@ void expectSamePlan(const KernelPlan &ir, const KernelPlan &core,
   EXPECT_EQ(ir.width, core.width) << name;
   EXPECT_EQ(ir.needsBytePath, core.needsBytePath) << name;
   EXPECT_TRUE(ir.units == core.units) << name;
+  EXPECT_EQ(ir.tileDim, core.tileDim) << name;
   if (core.family == KernelFamily::Units) {
     EXPECT_EQ(ir.unitBytes, core.unitBytes) << name;
   }

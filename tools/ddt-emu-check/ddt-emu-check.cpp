@@ -622,6 +622,21 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
     std::fflush(stdout);
   }
   double runSeconds = since(t0);
+  // Which kernel designs the cases exercised.
+  int64_t tile = 0, strided = 0, units = 0;
+  for (const Case &c : cases) {
+    if (!c.skip.empty())
+      continue;
+    if (c.plan.family == KernelFamily::Units)
+      ++units;
+    else if (c.plan.tileDim >= 0)
+      ++tile;
+    else
+      ++strided;
+  }
+  std::printf("kernels: %lld strided, %lld units, %lld tile\n",
+              static_cast<long long>(strided), static_cast<long long>(units),
+              static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),

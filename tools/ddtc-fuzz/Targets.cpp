@@ -83,7 +83,8 @@ void runPasses(mlir::MLIRContext &context, mlir::ModuleOp module) {
   using Factory = std::unique_ptr<mlir::Pass> (*)();
   const Factory perDefinition[] = {ddt::createVectorDetection,
                                    ddt::createAlignmentPrologues,
-                                   ddt::createStairBalancing};
+                                   ddt::createStairBalancing,
+                                   ddt::createTransposeTiles};
   {
     mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
     mlir::PassManager pm(&context);

@@ -61,6 +61,12 @@ struct KernelPlan {
   /// prologue, body and epilogue pieces of every run (alignAccesses).
   std::vector<WorkUnit> units;
   int64_t unitBytes = 0;
+  /// Strided family: the dimension of the single segment along which
+  /// consecutive elements are close in memory while the innermost dimension
+  /// (consecutive in the packed stream) is far apart; the kernels then move
+  /// kTileElems x kTileElems tiles of elements through shared memory
+  /// (detectTransposeTiles). -1: no tiles.
+  int tileDim = -1;
   /// Threads per CUDA block the launcher uses.
   int threadsPerBlock = 256;
   /// What the passes did, for --emit=explain.
@@ -112,9 +118,31 @@ bool alignAccesses(KernelPlan &plan, std::string &error);
 /// the plan.
 bool balanceWorkUnits(KernelPlan &plan);
 
-/// The whole pipeline: lower, detect vectors, align, balance. Fails with
-/// `error` set when the type needs a table over kMaxTableRuns runs.
-bool planKernel(const Datatype &type, KernelPlan &plan, std::string &error);
+/// Elements along each side of a transpose tile: one warp's accesses along
+/// either side are 32 consecutive elements.
+constexpr int64_t kTileElems = 32;
+
+/// Transpose tiles: in a strided plan of one segment whose run is one small
+/// element (at most 16 bytes, moved with aligned accesses), finds a
+/// dimension along which elements are close in memory (stride 1 to 4
+/// elements) while the innermost dimension, consecutive in the packed
+/// stream, is far apart, and sets plan.tileDim to it, or -1. Chosen when the
+/// tile at least doubles the share of each 32-byte sector that the scattered
+/// side of the copy uses (docs/Compiler.md, "Transpose tiles"). Returns
+/// whether it changed the plan.
+bool detectTransposeTiles(KernelPlan &plan);
+
+/// What planKernel does beyond the fixed passes.
+struct PlanOptions {
+  /// Run detectTransposeTiles (the runtime's DDTC_TILES=0 turns it off).
+  bool tiles = true;
+};
+
+/// The whole pipeline: lower, detect vectors, align, balance, transpose
+/// tiles. Fails with `error` set when the type needs a table over
+/// kMaxTableRuns runs.
+bool planKernel(const Datatype &type, KernelPlan &plan, std::string &error,
+                const PlanOptions &options = PlanOptions());
 
 } // namespace ddtc
 

@@ -26,6 +26,10 @@ struct RandomDatatypeOptions {
   int64_t maxPieces = 200000;
   /// Give up after this many rejected attempts and return a primitive.
   unsigned maxAttempts = 1000;
+  /// One case in this many (0: none) is a transposing layout
+  /// (generateTransposeDatatype) instead of a random tree, so that every
+  /// random check meets the transpose tile kernels.
+  unsigned transposeEvery = 8;
 
   /// Constructs to leave out because an MPI library is known to get them
   /// wrong (see ddt-mpi-check --help); all are valid MPI.
@@ -53,6 +57,14 @@ struct RandomDatatypeCase {
 /// and the options, on every platform.
 RandomDatatypeCase generateRandomDatatype(std::mt19937_64 &rng,
                                           const RandomDatatypeOptions &opts);
+
+/// A transposing layout: the columns (every one or every other one) of a
+/// row-major matrix of elements of 1 to 16 bytes, with counts that are
+/// rarely multiples of a tile, sometimes with a further dimension between
+/// the columns and the rows or outside them; null when it would leave the
+/// bounds of `opts`.
+TypeRef generateTransposeDatatype(std::mt19937_64 &rng,
+                                  const RandomDatatypeOptions &opts);
 
 /// The seed of the generator for case `index` of a run seeded with `seed`, so
 /// any case can be replayed alone.

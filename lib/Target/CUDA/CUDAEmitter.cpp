@@ -12,6 +12,7 @@
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
 #include "ddtc/Core/PackRange.h"
+#include "ddtc/Target/CUDA/TileKernel.h"
 
 #include <algorithm>
 #include <cassert>
@@ -101,6 +102,26 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("first_item", v.firstItem,
        "first (instance, unit) item overlapping [lo, hi)");
     fn("num_items", v.numItems, "items from first_item on");
+    return;
+  }
+  if (plan.tileDim >= 0) {
+    const TileGeometry g = getTileGeometry(plan);
+    const Segment &seg = l.segments.front();
+    fn("chunk_begin", v.chunkBegin, "first tile (of the first band)");
+    fn("chunk_end", v.chunkEnd, "end of the tiles (of the last band)");
+    fn("base", seg.offset + seg.runs.front().offset,
+       "origin offset of the first element");
+    divisor("tiles_a", g.tilesA, "tiles along the tile dimension");
+    divisor("tiles_b", g.tilesB, "tiles along the innermost dimension");
+    for (size_t d = 0; d < seg.dims.size(); ++d) {
+      const std::string D = std::to_string(d);
+      if (static_cast<int>(d) == g.a || static_cast<int>(d) == g.b)
+        fn("n" + D, seg.dims[d].count, "count of a dimension");
+      else
+        divisor("n" + D, seg.dims[d].count, "count of a dimension");
+      fn("st" + D, seg.dims[d].stride, "stride of a dimension");
+      fn("pk" + D, g.packedStride[d], "packed bytes of one step");
+    }
     return;
   }
   if (stridedLaunchExtraChunk(plan)) {
@@ -754,6 +775,10 @@ EmittedKernels Emitter::run() {
   if (out.takesUnits)
     banner << ", " << plan_.units.size() << " work unit(s) of at most "
            << plan_.unitBytes << " bytes";
+  else if (plan_.tileDim >= 0)
+    banner << ", tile pack and unpack (" << kTileElems << "x" << kTileElems
+           << " elements along dimension " << plan_.tileDim
+           << " and the innermost, through shared memory)";
   else
     banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path")
            << ", "
@@ -774,6 +799,8 @@ EmittedKernels Emitter::run() {
   if (out.takesUnits) {
     emitUnitsKernel(true);
     emitUnitsKernel(false);
+  } else if (plan_.tileDim >= 0) {
+    emitTileKernels(plan_, p_, os_);
   } else {
     emitLocate();
     emitStridedKernel(true);
@@ -916,6 +943,14 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   std::string key;
   if (plan.family == KernelFamily::Units)
     return "units.w" + std::to_string(plan.width);
+  if (plan.tileDim >= 0) {
+    // The element's accesses and which dimensions the tile pairs.
+    const Segment &seg = plan.layout.segments.front();
+    return "tile.w" + std::to_string(plan.width) + ".e" +
+           std::to_string(seg.runs.front().length) + ".d" +
+           std::to_string(seg.dims.size()) + ".t" +
+           std::to_string(plan.tileDim);
+  }
   // The variants of pack and unpack ("wide", "gather", or "gather-wide");
   // the dimensions of each segment, as in "d2-0"; "empty" without segments.
   const bool widePack = stridedVariant(plan, true) == StridedVariant::Wide;
@@ -1035,6 +1070,12 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
         if (__builtin_mul_overflow(v.numItems, int64_t(32), &threads))
           threads = std::numeric_limits<int64_t>::max();
       }
+    } else if (plan.tileDim >= 0) {
+      // One block per tile, from the band of lo to the band of hi - 1.
+      const TileGeometry g = getTileGeometry(plan);
+      v.chunkBegin = getTileBand(g, size, lo) * g.tilesPerBand;
+      v.chunkEnd = (getTileBand(g, size, hi - 1) + 1) * g.tilesPerBand;
+      threads = v.chunkEnd - v.chunkBegin;
     } else {
       // The pack kernel's chunks. Gather chunks are aligned in the packed
       // buffer, up to 15 bytes before their place in the stream: one more
@@ -1051,7 +1092,9 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   });
   if (!cfg.error.empty() || threads == 0)
     return cfg;
-  int64_t blocks = ceilDiv(threads, cfg.block);
+  // A tile plan counted blocks, not threads.
+  int64_t blocks =
+      plan.tileDim >= 0 ? threads : ceilDiv(threads, cfg.block);
   if (maxBlocks > 0)
     blocks = std::min(blocks, maxBlocks);
   cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());

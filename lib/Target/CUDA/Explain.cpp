@@ -89,6 +89,13 @@ std::string explainKernels(const std::string &name, const Datatype &type,
        << plan.threadsPerBlock << " per block\n"
        << "  work units: " << plan.units.size() << " per instance (" << wide
        << " wide), at most " << plan.unitBytes << " bytes each\n";
+  } else if (plan.tileDim >= 0) {
+    os << "  kernels: tile pack and unpack (" << kTileElems << "x"
+       << kTileElems << " elements of dimension " << plan.tileDim
+       << " and the innermost one through shared memory; each side read and "
+          "written along the dimension consecutive in its buffer)\n"
+       << "  threads: one block of " << plan.threadsPerBlock
+       << " per tile (grid-stride over the tiles of the range)\n";
   } else {
     auto variant = [&](bool pack) {
       if (stridedVariant(plan, pack) == StridedVariant::Wide)

@@ -17,6 +17,7 @@
 #include "ddtc/Target/CUDA/HeaderEmitter.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/TileKernel.h"
 
 #include <algorithm>
 #include <cctype>
@@ -297,7 +298,29 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
      << "    return CUDA_ERROR_INVALID_VALUE;\n"
      << "  if (lo == hi)\n"
      << "    return CUDA_SUCCESS;\n";
-  if (!units) {
+  if (plan.tileDim >= 0) {
+    // One block per tile, from the band of lo to the band of hi - 1, as
+    // computeLaunch counts them (getTileBand).
+    const TileGeometry g = getTileGeometry(plan);
+    auto band = [&](const char *q) {
+      return std::string("((") + q + " / " + lit(l.size) + ") * " +
+             lit(g.outerPoints) + " + " + q + " % " + lit(l.size) + " / " +
+             lit(g.rowBytes) + ") * " + lit(g.tilesA) + " + " + q + " % " +
+             lit(l.size) + " % " + lit(g.rowBytes) + " / " +
+             lit(g.packedStride[g.a]) + " / " + lit(kTileElems);
+    };
+    os << "  /* One block per " << kTileElems << "x" << kTileElems
+       << " tile of elements; the tiles of a band cover\n"
+          "     consecutive packed bytes. */\n"
+       << "  {\n"
+       << "    const long long last = hi - 1;\n"
+       << "    params->chunk_begin = (" << band("lo") << ") * "
+       << lit(g.tilesPerBand) << ";\n"
+       << "    params->chunk_end = (" << band("last") << " + 1) * "
+       << lit(g.tilesPerBand) << ";\n"
+       << "  }\n"
+       << "  threads = params->chunk_end - params->chunk_begin;\n";
+  } else if (!units) {
     // The pack kernel's chunks, as computeLaunch counts them.
     const int64_t bytes = stridedLaunchChunkBytes(plan);
     const bool extra = stridedLaunchExtraChunk(plan);
@@ -381,9 +404,13 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
     return os.str();
   }
   os << "  if (threads == 0)\n"
-     << "    return CUDA_SUCCESS;\n"
-     << "  blocks = threads / " << block << " + (threads % " << block
-     << " != 0);\n"
+     << "    return CUDA_SUCCESS;\n";
+  if (plan.tileDim >= 0)
+    os << "  blocks = threads; /* tiles */\n";
+  else
+    os << "  blocks = threads / " << block << " + (threads % " << block
+       << " != 0);\n";
+  os
      << "  if (max_ctas > 0 && blocks > max_ctas)\n"
      << "    blocks = max_ctas;\n"
      << "  if (blocks > 2147483647LL)\n"

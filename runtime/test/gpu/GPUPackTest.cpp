@@ -358,6 +358,10 @@ void measureBandwidth(CUstream stream) {
       {"3-d interior", "v = subarray([512, 256, 256], [510, 128, 254], "
                        "[1, 1, 1], C, double)\n"},
       {"triangle", ""},
+      // Columns of a 4096 x 4096 matrix: the tile kernels (DDTC_TILES=0:
+      // the strided ones).
+      {"transpose", "v = contiguous(4096, resized(0, 8, vector(4096, 1, "
+                    "4096, double)))\n"},
   };
   // A lower-triangular 4096 x 4096 matrix of doubles, by columns.
   std::string tri = "v = indexed([";
@@ -478,6 +482,14 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        33},
       {"contiguous(100000, double)", 2},
       {"hindexed_block(1000, [0, 1000000, 3000001], char)", 2},
+      // Transposing layouts: the tile kernels.
+      {"contiguous(37, resized(0, 8, vector(45, 1, 37, double)))", 3},
+      {"hvector(3, 1, 8000, contiguous(33, resized(0, 2, vector(40, 1, 66, "
+       "short))))",
+       2},
+      {"contiguous(40, resized(0, 12, vector(9, 1, 40, contiguous(3, "
+       "int))))",
+       4},
   };
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
@@ -487,7 +499,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
-  int firstCalls = 0;
+  int firstCalls = 0, tileTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -530,10 +542,13 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       }
     }
     ddtc_kernel_info info;
-    if (i < 11 && ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS)
-      std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
-                  types[i].first.c_str(), info.shape, info.origin,
-                  info.compile_ms);
+    if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
+      tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
+      if (i < 11)
+        std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
+                    types[i].first.c_str(), info.shape, info.origin,
+                    info.compile_ms);
+    }
     ddtc_type_free(&t);
   }
   // Errors the GPU path reports: pageable host memory.
@@ -567,6 +582,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   if (firstCalls)
     std::printf("commit to first call done, mean of %d types: %.2f ms\n",
                 firstCalls, firstCallMs / firstCalls);
+  std::printf("tile kernels (transposing layouts) served %d type(s)\n",
+              tileTypes);
   api->cuStreamDestroy(nonBlocking);
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

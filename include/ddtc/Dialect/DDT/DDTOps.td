@@ -230,7 +230,10 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
     - `family` (stair balancing): `#ddt.family<strided>` or
       `#ddt.family<units>`;
     - `unit_bytes` and `units`: the work units of one instance, as
-      quadruples (packed position, source offset, length, wide).
+      quadruples (packed position, source offset, length, wide);
+    - `tile_dim` (transpose tiles): the dimension of the single segment
+      that the strided kernels pair with the innermost one in shared-memory
+      tiles.
 
     ```mlir
     ddt.define @col {
@@ -245,7 +248,8 @@ def DDT_LayoutOp : DDT_Op<"layout", [Terminator, HasParent<"DefineOp">,
                        OptionalAttr<BoolAttr>:$needs_byte_path,
                        OptionalAttr<DDT_KernelFamilyAttr>:$family,
                        OptionalAttr<I64Attr>:$unit_bytes,
-                       OptionalAttr<DenseI64ArrayAttr>:$units);
+                       OptionalAttr<DenseI64ArrayAttr>:$units,
+                       OptionalAttr<I64Attr>:$tile_dim);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `size` $size `,` `lb` $lb `,` `extent` $extent attr-dict-with-keyword

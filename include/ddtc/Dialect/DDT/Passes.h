@@ -23,7 +23,8 @@ enum class PlanningStop {
   Normalize,
   VectorDetection,
   AlignmentPrologues,
-  StairBalancing
+  StairBalancing,
+  TransposeTiles
 };
 
 /// A stop of the planning pipeline as an option value: named after its last
@@ -43,7 +44,7 @@ llvm::ArrayRef<PlanningStopInfo> getPlanningStops();
 /// --stop-after and ddt-opt --ddt-plan run it, and a unit test checks that
 /// it plans as ddtc::planKernel (which the runtime calls) does.
 void buildPlanningPipeline(mlir::OpPassManager &pm,
-                           PlanningStop last = PlanningStop::StairBalancing);
+                           PlanningStop last = PlanningStop::TransposeTiles);
 
 /// Registers the pipeline as `ddt-plan`, with the option `stop-after`.
 void registerPlanningPipeline();

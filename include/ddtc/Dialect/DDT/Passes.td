@@ -100,4 +100,28 @@ def StairBalancing : Pass<"ddt-stair-balancing", "::ddtc::ddt::DefineOp"> {
   }];
 }
 
+def TransposeTiles : Pass<"ddt-transpose-tiles", "::ddtc::ddt::DefineOp"> {
+  let summary = "Move transposing strided nests through shared-memory tiles";
+  let description = [{
+    In a strided plan of one segment whose run is one element of at most 16
+    bytes, moved with aligned accesses: when the innermost dimension (the
+    one consecutive in the packed stream) steps far in memory while another
+    dimension of 4 or more elements steps 1 to 4 elements, the kernels move
+    32 x 32 tiles of elements through shared memory, reading and writing
+    each side along the dimension that is close together
+    (`tile_dim`). Chosen when that at least doubles the share of every
+    32-byte sector the scattered side uses; see docs/Compiler.md,
+    "Transpose tiles".
+
+    ```mlir
+    // the columns of a 64 x 64 matrix of doubles
+    ddt.layout size 32768, lb 0, extent 32768 attributes {family =
+        #ddt.family<strided>, needs_byte_path = false, tile_dim = 0 : i64,
+        width = 8 : i64} {
+      ddt.segment at 0 dims [64, 64] strides [8, 512] runs [0] lengths [8]
+    }
+    ```
+  }];
+}
+
 #endif // DDT_PASSES_TD

@@ -1,12 +1,22 @@
 //===- CPUEmulation.h - Run emitted CUDA kernels on the CPU -----*- C++ -*-===//
 //
 // Include this header before the source emitCUDA produces and the kernels
-// compile with an ordinary C++ compiler and run on the host: every CUDA
-// thread of the grid runs in turn, block after block. It supplies only what
-// the emitted kernels use (the CUDA keywords, the thread and block indices,
-// the vector types and __umul64hi). The kernels use no shared memory, no
-// barrier and no warp operation, so running the threads one after another
-// gives the same result as running them concurrently.
+// compile with an ordinary C++ compiler and run on the host: block after
+// block, the threads of a block run in turn. It supplies only what the
+// emitted kernels use (the CUDA keywords, the thread and block indices, the
+// vector types, __umul64hi, __shared__ and __syncthreads). No kernel uses a
+// warp operation.
+//
+// Barriers: each block's thread 0 runs first as a fiber (ucontext). When it
+// finishes without reaching __syncthreads, the kernel has no barrier in this
+// block, so the other threads run one after another as plain calls, which
+// gives the same result as running them concurrently. When it reaches one,
+// every thread of the block runs as a fiber: each runs up to its next
+// barrier (or its end) in turn, and all continue only when all have arrived,
+// as on a GPU. A barrier that some threads of a block reach and others do
+// not (undefined on a GPU) stops the program with a message. __shared__
+// variables are static thread_local: one copy that the fibers of a block
+// share, one per host thread.
 //
 // CUDA's vector types keep their alignment (uint4 is 16-byte aligned), so a
 // build with -fsanitize=alignment reports any wide access the kernels make
@@ -22,6 +32,11 @@
 
 #define DDTC_CPU_EMULATION 1
 
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <ucontext.h>
+
 #ifndef __global__
 #define __global__
 #endif
@@ -36,6 +51,9 @@
 #endif
 #ifndef __restrict__
 #define __restrict__ __restrict
+#endif
+#ifndef __shared__
+#define __shared__ static thread_local
 #endif
 
 struct ddtc_emu_uint3 {
@@ -132,20 +150,118 @@ inline unsigned long long __umul64hi(unsigned long long a,
       (static_cast<unsigned __int128>(a) * b) >> 64);
 }
 
+/// The threads of the block being emulated, as fibers.
+struct DdtcEmuBlock {
+  /// Runs the kernel for the current threadIdx.
+  void (*run)(void *) = nullptr;
+  void *kernel = nullptr;
+  ucontext_t scheduler;
+  std::unique_ptr<ucontext_t[]> fibers;
+  std::unique_ptr<char[]> stacks;
+  std::unique_ptr<unsigned char[]> state; ///< per thread: 0 runs, 1 at a
+                                          ///< barrier, 2 done
+  unsigned int threads = 0;
+  unsigned int current = 0;
+  bool inFiber = false;
+  static constexpr size_t kStackBytes = 64 * 1024;
+};
+inline thread_local DdtcEmuBlock *ddtcEmuCurrentBlock = nullptr;
+
+[[noreturn]] inline void ddtcEmuFail(const char *what) {
+  std::fprintf(stderr, "CPU emulation: %s (block %u, thread %u)\n", what,
+               blockIdx.x, threadIdx.x);
+  std::abort();
+}
+
+/// Waits until every thread of the block has arrived.
+inline void __syncthreads() {
+  DdtcEmuBlock *b = ddtcEmuCurrentBlock;
+  if (!b || !b->inFiber)
+    ddtcEmuFail("__syncthreads in a block whose thread 0 reached no barrier");
+  b->state[b->current] = 1;
+  swapcontext(&b->fibers[b->current], &b->scheduler);
+}
+
+inline void ddtcEmuFiberMain() {
+  DdtcEmuBlock *b = ddtcEmuCurrentBlock;
+  b->run(b->kernel);
+  b->state[b->current] = 2;
+  // Returning resumes uc_link, the scheduler.
+}
+
+/// Starts thread t's fiber (it runs until its first barrier or its end).
+inline void ddtcEmuStartFiber(DdtcEmuBlock &b, unsigned int t) {
+  ucontext_t &f = b.fibers[t];
+  getcontext(&f);
+  f.uc_stack.ss_sp = b.stacks.get() + size_t(t) * DdtcEmuBlock::kStackBytes;
+  f.uc_stack.ss_size = DdtcEmuBlock::kStackBytes;
+  f.uc_link = &b.scheduler;
+  makecontext(&f, ddtcEmuFiberMain, 0);
+  b.state[t] = 0;
+  b.current = t;
+  threadIdx = {t, 0, 0};
+  b.inFiber = true;
+  swapcontext(&b.scheduler, &f);
+  b.inFiber = false;
+}
+
+/// Runs one block (blockIdx set): see the header's comment.
+inline void ddtcEmuRunBlock(DdtcEmuBlock &b) {
+  ddtcEmuStartFiber(b, 0);
+  if (b.state[0] == 2) {
+    for (unsigned int t = 1; t < b.threads; ++t) {
+      threadIdx = {t, 0, 0};
+      b.run(b.kernel);
+    }
+    return;
+  }
+  for (unsigned int t = 1; t < b.threads; ++t)
+    ddtcEmuStartFiber(b, t);
+  for (;;) {
+    // Every thread has run up to a barrier or its end.
+    unsigned int waiting = 0;
+    for (unsigned int t = 0; t < b.threads; ++t)
+      waiting += b.state[t] == 1;
+    if (waiting == 0)
+      return;
+    if (waiting != b.threads) {
+      threadIdx = {0, 0, 0};
+      ddtcEmuFail("__syncthreads reached by some threads of a block only");
+    }
+    for (unsigned int t = 0; t < b.threads; ++t) {
+      b.state[t] = 0;
+      b.current = t;
+      threadIdx = {t, 0, 0};
+      b.inFiber = true;
+      swapcontext(&b.scheduler, &b.fibers[t]);
+      b.inFiber = false;
+    }
+  }
+}
+
 /// Runs `kernel(args...)` for every thread of a one-dimensional grid of
-/// `grid` blocks of `block` threads, sequentially.
+/// `grid` blocks of `block` threads, block after block.
 template <typename... Params, typename... Args>
 void ddtcEmulateLaunch(void (*kernel)(Params...), unsigned int grid,
                        unsigned int block, Args &&...args) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
-  for (unsigned int b = 0; b < grid; ++b) {
-    blockIdx = {b, 0, 0};
-    for (unsigned int t = 0; t < block; ++t) {
-      threadIdx = {t, 0, 0};
-      kernel(args...);
-    }
+  auto call = [&]() { kernel(args...); };
+  using Call = decltype(call);
+  DdtcEmuBlock b;
+  b.run = [](void *c) { (*static_cast<Call *>(c))(); };
+  b.kernel = &call;
+  b.threads = block;
+  b.fibers.reset(new ucontext_t[block]);
+  b.stacks.reset(new char[size_t(block) * DdtcEmuBlock::kStackBytes]);
+  b.state.reset(new unsigned char[block]);
+  DdtcEmuBlock *outer = ddtcEmuCurrentBlock;
+  ddtcEmuCurrentBlock = &b;
+  for (unsigned int i = 0; i < grid; ++i) {
+    blockIdx = {i, 0, 0};
+    ddtcEmuRunBlock(b);
   }
+  ddtcEmuCurrentBlock = outer;
 }
 
 #endif // DDTC_TARGET_CUDA_CPUEMULATION_H

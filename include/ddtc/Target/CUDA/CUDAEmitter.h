@@ -2,9 +2,10 @@
 //
 // Prints the pack and unpack kernels of a kernel plan as CUDA C++ and
 // computes the launch (grid, block, kernel arguments) of one call. The plan's
-// passes chose the family, the access width and the work units; the emitter
-// only picks, per direction, which of two strided kernel designs to write
-// (stridedVariant).
+// passes chose the family, the access width, the work units and the
+// transpose tiles (TileKernel.h); the emitter only picks, per direction,
+// which of two strided kernel designs to write (stridedVariant) for a
+// strided plan without tiles.
 //
 // What is baked into the source and what is passed at launch is split so that
 // layouts of one shape (same family, width, byte-path flag, kernel variants,

@@ -41,6 +41,8 @@ KernelPlan ddtc::ddt::readPlan(LayoutOp op, PlanStage &stage) {
   }
   if (auto unitBytes = op.getUnitBytes())
     plan.unitBytes = static_cast<int64_t>(*unitBytes);
+  if (auto tile = op.getTileDim())
+    plan.tileDim = static_cast<int>(*tile);
   return plan;
 }
 
@@ -64,7 +66,7 @@ LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
   auto layout = LayoutOp::create(
       b, loc, b.getI64IntegerAttr(l.size), b.getI64IntegerAttr(l.lb),
       b.getI64IntegerAttr(l.extent), IntegerAttr(), BoolAttr(),
-      KernelFamilyAttr(), IntegerAttr(), DenseI64ArrayAttr());
+      KernelFamilyAttr(), IntegerAttr(), DenseI64ArrayAttr(), IntegerAttr());
   if (stage != PlanStage::Layout) {
     layout.setWidthAttr(b.getI64IntegerAttr(plan.width));
     layout.setNeedsBytePathAttr(b.getBoolAttr(plan.needsBytePath));
@@ -73,6 +75,8 @@ LayoutOp ddtc::ddt::writePlan(DefineOp define, const KernelPlan &plan,
     layout.setFamilyAttr(KernelFamilyAttr::get(b.getContext(), plan.family));
     if (plan.family == KernelFamily::Units)
       layout.setUnitBytesAttr(b.getI64IntegerAttr(plan.unitBytes));
+    if (plan.tileDim >= 0)
+      layout.setTileDimAttr(b.getI64IntegerAttr(plan.tileDim));
   }
   if (stage != PlanStage::Layout && !plan.units.empty()) {
     SmallVector<int64_t> flat;

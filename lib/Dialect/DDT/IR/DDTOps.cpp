@@ -310,5 +310,17 @@ LogicalResult LayoutOp::verify() {
       return emitOpError("units must hold quadruples (packed, source, "
                          "length, wide), got ")
              << units->size() << " values";
+  if (auto tile = getTileDim()) {
+    // The tile kernels pair a dimension with the innermost one of the one
+    // strided segment.
+    auto segs = getBody().front().getOps<SegmentOp>();
+    int64_t d = static_cast<int64_t>(*tile);
+    if (std::distance(segs.begin(), segs.end()) != 1 ||
+        (*segs.begin()).getRunLengths().size() != 1 || d < 0 ||
+        d + 1 >= static_cast<int64_t>((*segs.begin()).getCounts().size()))
+      return emitOpError("tile_dim needs one strided segment and names one "
+                         "of its dimensions but the innermost, got ")
+             << d;
+  }
   return success();
 }

@@ -17,7 +17,9 @@ llvm::ArrayRef<PlanningStopInfo> ddtc::ddt::getPlanningStops() {
       {PlanningStop::AlignmentPrologues, "alignment-prologues",
        "+ ddt-alignment-prologues (access width)"},
       {PlanningStop::StairBalancing, "stair-balancing",
-       "+ ddt-stair-balancing: the full kernel plan"},
+       "+ ddt-stair-balancing (kernel family, work units)"},
+      {PlanningStop::TransposeTiles, "transpose-tiles",
+       "+ ddt-transpose-tiles: the full kernel plan"},
   };
   return stops;
 }
@@ -34,6 +36,8 @@ void ddtc::ddt::buildPlanningPipeline(OpPassManager &pm, PlanningStop last) {
     perType.addPass(createAlignmentPrologues());
   if (last >= PlanningStop::StairBalancing)
     perType.addPass(createStairBalancing());
+  if (last >= PlanningStop::TransposeTiles)
+    perType.addPass(createTransposeTiles());
 }
 
 namespace {
@@ -41,7 +45,7 @@ struct PlanningPipelineOptions
     : public PassPipelineOptions<PlanningPipelineOptions> {
   Option<PlanningStop> stopAfter{*this, "stop-after",
                                  llvm::cl::desc("The last pass to run"),
-                                 llvm::cl::init(PlanningStop::StairBalancing)};
+                                 llvm::cl::init(PlanningStop::TransposeTiles)};
   PlanningPipelineOptions() {
     for (const PlanningStopInfo &s : getPlanningStops())
       stopAfter.getParser().addLiteralOption(s.name, s.stop, s.description);
