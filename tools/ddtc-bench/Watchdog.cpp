@@ -22,7 +22,8 @@ Watchdog::~Watchdog() {
 
 void Watchdog::arm(double seconds, std::string label) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !firing_; });
     armed_ = true;
     label_ = std::move(label);
     deadline_ = std::chrono::steady_clock::now() +
@@ -34,7 +35,8 @@ void Watchdog::arm(double seconds, std::string label) {
 
 void Watchdog::disarm() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !firing_; });
     armed_ = false;
   }
   cv_.notify_all();
@@ -52,6 +54,7 @@ void Watchdog::loop() {
     if (!armed_ || std::chrono::steady_clock::now() < deadline_)
       continue;
     std::string label = label_;
+    firing_ = true; // never cleared: the process ends below
     lock.unlock();
     std::fprintf(stderr, "ddtc-bench: %s did not return in time\n",
                  label.c_str());

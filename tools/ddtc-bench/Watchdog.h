@@ -54,6 +54,9 @@ private:
   std::mutex mutex_;
   std::condition_variable cv_;
   bool armed_ = false, stop_ = false;
+  /// Set once the limit passed: the main thread, should the call return
+  /// after all, waits in arm/disarm while the callback writes.
+  bool firing_ = false;
   std::chrono::steady_clock::time_point deadline_;
   std::string label_;
   std::thread thread_;

@@ -69,6 +69,8 @@ bool loadApi(const std::string &path, Api &api, std::string &error) {
             bind(lib, "yaksa_unpack_stream", a.unpack_stream, false, error);
   if (!ok)
     return false;
+  // dlsym on the handle searches the library and what it loaded.
+  a.hasCuda = dlsym(lib, "cudaPointerGetAttributes") != nullptr;
   api = a;
   return true;
 }

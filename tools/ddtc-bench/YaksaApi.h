@@ -93,6 +93,9 @@ struct Api {
                        uintptr_t outcount, Type type, uintptr_t outoffset,
                        uintptr_t *actual, Info info, Op op,
                        void *stream) = nullptr;
+  /// True when the library links the CUDA runtime: built with its CUDA
+  /// backend. Without it Yaksa takes device pointers for host memory.
+  bool hasCuda = false;
 };
 
 /// Opens the shared library at `path` and fills `api`. Returns false with

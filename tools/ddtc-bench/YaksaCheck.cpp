@@ -207,6 +207,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "ddtc-yaksa-check: yaksa_init failed\n");
     return 1;
   }
+  std::printf("%s: %s\n", path.c_str(),
+              api.hasCuda ? "with the CUDA backend" : "CPU backend only");
   std::vector<Case> cases = builtinCases();
   if (!layoutsPath.empty() && !readLayouts(layoutsPath, cases)) {
     std::fprintf(stderr, "ddtc-yaksa-check: cannot read %s\n",

@@ -418,8 +418,19 @@ int main(int argc, char **argv) {
   std::unique_ptr<ddtc::Watchdog> watchdog;
   if (withYaksa) {
     std::string error;
-    if (!ddtc::yaksa::loadApi(yaksaPath, yaksaApi, error) ||
-        !ddtc::initYaksa(yaksaApi, error)) {
+    if (!ddtc::yaksa::loadApi(yaksaPath, yaksaApi, error)) {
+      std::fprintf(stderr, "ddtc-bench: %s\n", error.c_str());
+      return 1;
+    }
+    if (!yaksaApi.hasCuda) {
+      std::fprintf(stderr,
+                   "ddtc-bench: the Yaksa library %s has no CUDA backend "
+                   "(built without CUDA); ddtc-yaksa-check runs such a "
+                   "build on host memory\n",
+                   yaksaPath.c_str());
+      return 1;
+    }
+    if (!ddtc::initYaksa(yaksaApi, error)) {
       std::fprintf(stderr, "ddtc-bench: %s\n", error.c_str());
       return 1;
     }
