@@ -1,4 +1,4 @@
-//===- Watchdog.h - A time limit around calls that may not return -*- C++ -*-===//
+//===- Watchdog.h - A time limit on calls that may not return --*- C++ -*-===//
 //
 // Some of the engines the benchmark compares against have been seen not to
 // return (a pack into pinned host memory that never completes). Every such

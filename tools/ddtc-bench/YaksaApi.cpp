@@ -34,39 +34,38 @@ bool loadApi(const std::string &path, Api &api, std::string &error) {
     return false;
   }
   Api a;
-  bool ok = bind(lib, "yaksa_init", a.init, true, error) &&
-            bind(lib, "yaksa_finalize", a.finalize, true, error) &&
-            bind(lib, "yaksa_type_create_contig", a.type_create_contig, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_vector", a.type_create_vector, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_hvector", a.type_create_hvector, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_indexed", a.type_create_indexed, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_hindexed", a.type_create_hindexed,
-                 true, error) &&
-            bind(lib, "yaksa_type_create_indexed_block",
-                 a.type_create_indexed_block, true, error) &&
-            bind(lib, "yaksa_type_create_hindexed_block",
-                 a.type_create_hindexed_block, true, error) &&
-            bind(lib, "yaksa_type_create_struct", a.type_create_struct, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_subarray", a.type_create_subarray,
-                 true, error) &&
-            bind(lib, "yaksa_type_create_resized", a.type_create_resized, true,
-                 error) &&
-            bind(lib, "yaksa_type_create_dup", a.type_create_dup, true,
-                 error) &&
-            bind(lib, "yaksa_type_get_size", a.type_get_size, true, error) &&
-            bind(lib, "yaksa_type_get_extent", a.type_get_extent, true,
-                 error) &&
-            bind(lib, "yaksa_type_free", a.type_free, true, error) &&
-            bind(lib, "yaksa_ipack", a.ipack, true, error) &&
-            bind(lib, "yaksa_iunpack", a.iunpack, true, error) &&
-            bind(lib, "yaksa_request_wait", a.request_wait, true, error) &&
-            bind(lib, "yaksa_pack_stream", a.pack_stream, false, error) &&
-            bind(lib, "yaksa_unpack_stream", a.unpack_stream, false, error);
+  bool ok =
+      bind(lib, "yaksa_init", a.init, true, error) &&
+      bind(lib, "yaksa_finalize", a.finalize, true, error) &&
+      bind(lib, "yaksa_type_create_contig", a.type_create_contig, true,
+           error) &&
+      bind(lib, "yaksa_type_create_vector", a.type_create_vector, true,
+           error) &&
+      bind(lib, "yaksa_type_create_hvector", a.type_create_hvector, true,
+           error) &&
+      bind(lib, "yaksa_type_create_indexed", a.type_create_indexed, true,
+           error) &&
+      bind(lib, "yaksa_type_create_hindexed", a.type_create_hindexed, true,
+           error) &&
+      bind(lib, "yaksa_type_create_indexed_block", a.type_create_indexed_block,
+           true, error) &&
+      bind(lib, "yaksa_type_create_hindexed_block",
+           a.type_create_hindexed_block, true, error) &&
+      bind(lib, "yaksa_type_create_struct", a.type_create_struct, true,
+           error) &&
+      bind(lib, "yaksa_type_create_subarray", a.type_create_subarray, true,
+           error) &&
+      bind(lib, "yaksa_type_create_resized", a.type_create_resized, true,
+           error) &&
+      bind(lib, "yaksa_type_create_dup", a.type_create_dup, true, error) &&
+      bind(lib, "yaksa_type_get_size", a.type_get_size, true, error) &&
+      bind(lib, "yaksa_type_get_extent", a.type_get_extent, true, error) &&
+      bind(lib, "yaksa_type_free", a.type_free, true, error) &&
+      bind(lib, "yaksa_ipack", a.ipack, true, error) &&
+      bind(lib, "yaksa_iunpack", a.iunpack, true, error) &&
+      bind(lib, "yaksa_request_wait", a.request_wait, true, error) &&
+      bind(lib, "yaksa_pack_stream", a.pack_stream, false, error) &&
+      bind(lib, "yaksa_unpack_stream", a.unpack_stream, false, error);
   if (!ok)
     return false;
   // dlsym on the handle searches the library and what it loaded.

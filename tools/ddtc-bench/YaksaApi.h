@@ -1,4 +1,4 @@
-//===- YaksaApi.h - The few Yaksa entry points the benchmark calls -*- C++ -*-===//
+//===- YaksaApi.h - The Yaksa entry points the benchmark calls -*- C++ -*-===//
 //
 // MPICH's datatype engine (Yaksa) is a peer in the benchmark, loaded at run
 // time from a path so ddtc builds and tests without it. Its header is not
@@ -29,14 +29,13 @@ constexpr int kOrderC = 0, kOrderFortran = 1; ///< yaksa_subarray_order_e
 
 /// Yaksa's builtin type handles (yaksa.h).
 namespace builtin {
-constexpr Type Bool = 1, Char = 2, SignedChar = 3, UnsignedChar = 4,
-               WChar = 5, Int8 = 6, Int16 = 7, Int32 = 8, Int64 = 9,
-               UInt8 = 10, UInt16 = 11, UInt32 = 12, UInt64 = 13, Int = 14,
-               Unsigned = 15, Short = 16, UnsignedShort = 17, Long = 18,
-               UnsignedLong = 19, LongLong = 20, UnsignedLongLong = 21,
-               Byte = 38, Float = 45, Double = 46, CComplex = 48,
-               CDoubleComplex = 49, FloatInt = 51, DoubleInt = 52,
-               LongInt = 53, TwoInt = 54, ShortInt = 55;
+constexpr Type Bool = 1, Char = 2, SignedChar = 3, UnsignedChar = 4, WChar = 5,
+               Int8 = 6, Int16 = 7, Int32 = 8, Int64 = 9, UInt8 = 10,
+               UInt16 = 11, UInt32 = 12, UInt64 = 13, Int = 14, Unsigned = 15,
+               Short = 16, UnsignedShort = 17, Long = 18, UnsignedLong = 19,
+               LongLong = 20, UnsignedLongLong = 21, Byte = 38, Float = 45,
+               Double = 46, CComplex = 48, CDoubleComplex = 49, FloatInt = 51,
+               DoubleInt = 52, LongInt = 53, TwoInt = 54, ShortInt = 55;
 } // namespace builtin
 
 /// The Yaksa functions the benchmark uses, by their C signatures.
@@ -47,9 +46,8 @@ struct Api {
                             Type *out) = nullptr;
   int (*type_create_vector)(intptr_t count, intptr_t blocklen, intptr_t stride,
                             Type old, Info info, Type *out) = nullptr;
-  int (*type_create_hvector)(intptr_t count, intptr_t blocklen,
-                             intptr_t stride, Type old, Info info,
-                             Type *out) = nullptr;
+  int (*type_create_hvector)(intptr_t count, intptr_t blocklen, intptr_t stride,
+                             Type old, Info info, Type *out) = nullptr;
   int (*type_create_indexed)(intptr_t count, const intptr_t *blocklens,
                              const intptr_t *displs, Type old, Info info,
                              Type *out) = nullptr;
@@ -60,8 +58,8 @@ struct Api {
                                    const intptr_t *displs, Type old, Info info,
                                    Type *out) = nullptr;
   int (*type_create_hindexed_block)(intptr_t count, intptr_t blocklen,
-                                    const intptr_t *displs, Type old,
-                                    Info info, Type *out) = nullptr;
+                                    const intptr_t *displs, Type old, Info info,
+                                    Type *out) = nullptr;
   int (*type_create_struct)(intptr_t count, const intptr_t *blocklens,
                             const intptr_t *displs, const Type *types,
                             Info info, Type *out) = nullptr;

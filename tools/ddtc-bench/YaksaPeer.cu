@@ -33,8 +33,8 @@ struct Calls {
 
   int pack(void *out, uintptr_t &actual) {
     if (api.pack_stream)
-      return api.pack_stream(l.origin, l.count, type, 0, out, l.packed,
-                             &actual, nullptr, yaksa::kOpReplace, &stream);
+      return api.pack_stream(l.origin, l.count, type, 0, out, l.packed, &actual,
+                             nullptr, yaksa::kOpReplace, &stream);
     yaksa::Request req = 0;
     int rc = api.ipack(l.origin, l.count, type, 0, out, l.packed, &actual,
                        nullptr, yaksa::kOpReplace, &req);
@@ -95,7 +95,8 @@ YaksaFigures runYaksa(const yaksa::Api &api, Watchdog &watchdog,
   CHECK_DDTC(ddtc_pack(l.type, l.origin, l.count, 0, n, l.dst, nullptr, 0));
   CHECK_CUDA(cudaMemcpy(oursPacked.data(), l.dst, n, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemset(l.back, 0x5A, span));
-  CHECK_DDTC(ddtc_unpack(l.type, l.backOrigin, l.count, 0, n, l.dst, nullptr, 0));
+  CHECK_DDTC(
+      ddtc_unpack(l.type, l.backOrigin, l.count, 0, n, l.dst, nullptr, 0));
   CHECK_CUDA(
       cudaMemcpy(oursUnpacked.data(), l.back, span, cudaMemcpyDeviceToHost));
 
@@ -153,9 +154,8 @@ YaksaFigures runYaksa(const yaksa::Api &api, Watchdog &watchdog,
   });
   bool hostOk = false;
   if (rc != yaksa::kSuccess) {
-    f.s["yaksa_host"] = rc == yaksa::kErrNotSupported
-                            ? "not supported by Yaksa"
-                            : "FAILED: " + rcText(rc);
+    f.s["yaksa_host"] = rc == yaksa::kErrNotSupported ? "not supported by Yaksa"
+                                                      : "FAILED: " + rcText(rc);
   } else {
     diff = (int64_t)actual != n
                ? "packed " + std::to_string(actual) + " bytes"
@@ -167,14 +167,12 @@ YaksaFigures runYaksa(const yaksa::Api &api, Watchdog &watchdog,
 
   // Timed like ddtc's figures (BenchCuda.h: events on the default stream,
   // warm-up, median); the limit covers the whole series.
-  f.v["yaksa_pack_us"] =
-      watchdog.run(limitSeconds, "yaksa pack timing", [&] {
-        return timeUs([&] { calls.pack(l.dst, actual); }, reps);
-      });
+  f.v["yaksa_pack_us"] = watchdog.run(limitSeconds, "yaksa pack timing", [&] {
+    return timeUs([&] { calls.pack(l.dst, actual); }, reps);
+  });
   f.v["yaksa_unpack_us"] =
-      watchdog.run(limitSeconds, "yaksa unpack timing", [&] {
-        return timeUs([&] { calls.unpack(actual); }, reps);
-      });
+      watchdog.run(limitSeconds, "yaksa unpack timing",
+                   [&] { return timeUs([&] { calls.unpack(actual); }, reps); });
   if (hostOk)
     f.v["yaksa_pack_to_host_us"] =
         watchdog.run(limitSeconds, "yaksa pack to mapped host timing", [&] {

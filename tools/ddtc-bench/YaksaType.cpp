@@ -99,7 +99,8 @@ std::vector<intptr_t> toIntptr(const std::vector<int64_t> &v) {
   return std::vector<intptr_t>(v.begin(), v.end());
 }
 
-bool build(const Api &api, const Datatype &type, Built &out, std::string &error);
+bool build(const Api &api, const Datatype &type, Built &out,
+           std::string &error);
 
 /// Builds every child of `type` into `kids`; on failure frees those built.
 bool buildChildren(const Api &api, const Datatype &type,
@@ -183,11 +184,9 @@ bool build(const Api &api, const Datatype &type, Built &built,
     std::vector<intptr_t> sizes = toIntptr(a.sizes),
                           subsizes = toIntptr(a.subsizes),
                           starts = toIntptr(a.starts);
-    rc = api.type_create_subarray((int)sizes.size(), sizes.data(),
-                                  subsizes.data(), starts.data(),
-                                  a.order == Order::C ? kOrderC
-                                                      : kOrderFortran,
-                                  old, nullptr, &out);
+    rc = api.type_create_subarray(
+        (int)sizes.size(), sizes.data(), subsizes.data(), starts.data(),
+        a.order == Order::C ? kOrderC : kOrderFortran, old, nullptr, &out);
     break;
   }
   case Kind::Resized:

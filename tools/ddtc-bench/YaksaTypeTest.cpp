@@ -5,9 +5,9 @@
 // and counts the live ones, so a leak or a wrong argument shows.
 //===----------------------------------------------------------------------===//
 
+#include "YaksaType.h"
 #include "Watchdog.h"
 #include "YaksaApi.h"
-#include "YaksaType.h"
 
 #include "ddtc/Core/SpecParser.h"
 
@@ -60,8 +60,7 @@ std::string s(long long v) { return std::to_string(v); }
 
 yaksa::Api fakeApi() {
   yaksa::Api a;
-  a.type_create_contig = [](intptr_t count, Type old, yaksa::Info,
-                            Type *out) {
+  a.type_create_contig = [](intptr_t count, Type old, yaksa::Info, Type *out) {
     return made("contig(" + s(count) + "," + s(old) + ")", out);
   };
   a.type_create_vector = [](intptr_t count, intptr_t bl, intptr_t stride,
@@ -76,29 +75,26 @@ yaksa::Api fakeApi() {
                     s(old) + ")",
                 out);
   };
-  a.type_create_indexed = [](intptr_t n, const intptr_t *bl,
-                             const intptr_t *d, Type old, yaksa::Info,
-                             Type *out) {
-    return made("indexed(" + s(n) + "," + list(n, bl) + "," + list(n, d) +
-                    "," + s(old) + ")",
+  a.type_create_indexed = [](intptr_t n, const intptr_t *bl, const intptr_t *d,
+                             Type old, yaksa::Info, Type *out) {
+    return made("indexed(" + s(n) + "," + list(n, bl) + "," + list(n, d) + "," +
+                    s(old) + ")",
                 out);
   };
-  a.type_create_hindexed = [](intptr_t n, const intptr_t *bl,
-                              const intptr_t *d, Type old, yaksa::Info,
-                              Type *out) {
+  a.type_create_hindexed = [](intptr_t n, const intptr_t *bl, const intptr_t *d,
+                              Type old, yaksa::Info, Type *out) {
     return made("hindexed(" + s(n) + "," + list(n, bl) + "," + list(n, d) +
                     "," + s(old) + ")",
                 out);
   };
   a.type_create_indexed_block = [](intptr_t n, intptr_t bl, const intptr_t *d,
                                    Type old, yaksa::Info, Type *out) {
-    return made("indexed_block(" + s(n) + "," + s(bl) + "," + list(n, d) +
-                    "," + s(old) + ")",
+    return made("indexed_block(" + s(n) + "," + s(bl) + "," + list(n, d) + "," +
+                    s(old) + ")",
                 out);
   };
-  a.type_create_hindexed_block = [](intptr_t n, intptr_t bl,
-                                    const intptr_t *d, Type old, yaksa::Info,
-                                    Type *out) {
+  a.type_create_hindexed_block = [](intptr_t n, intptr_t bl, const intptr_t *d,
+                                    Type old, yaksa::Info, Type *out) {
     return made("hindexed_block(" + s(n) + "," + s(bl) + "," + list(n, d) +
                     "," + s(old) + ")",
                 out);
@@ -120,8 +116,7 @@ yaksa::Api fakeApi() {
   };
   a.type_create_resized = [](Type old, intptr_t lb, intptr_t extent,
                              yaksa::Info, Type *out) {
-    return made("resized(" + s(old) + "," + s(lb) + "," + s(extent) + ")",
-                out);
+    return made("resized(" + s(old) + "," + s(lb) + "," + s(extent) + ")", out);
   };
   a.type_create_dup = [](Type old, yaksa::Info, Type *out) {
     return made("dup(" + s(old) + ")", out);

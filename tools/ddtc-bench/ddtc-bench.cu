@@ -9,9 +9,9 @@
 // Each direction is also held against the memory limit: cudaMemcpy moving the
 // DRAM traffic the layout forces (TrafficModel.h). With --yaksa (or
 // DDTC_YAKSA_LIB), MPICH's datatype engine packs the same layouts in the same
-// run (YaksaPeer.h); without it its columns say "not run". Also the JIT: cold compile
-// (passes and NVRTC apart), in-process cache hit, and a fresh process loading
-// from the disk cache. Prints a table of ratios and writes JSON.
+// run (YaksaPeer.h); without it its columns say "not run". Also the JIT: cold
+// compile (passes and NVRTC apart), in-process cache hit, and a fresh process
+// loading from the disk cache. Prints a table of ratios and writes JSON.
 // --calibrate-traffic instead measures the traffic model's assumptions
 // (TrafficCalibration.h).
 //===----------------------------------------------------------------------===//
@@ -256,7 +256,7 @@ int usage() {
       "many sector reads an unpack pays per sector it writes in part\n"
       "(default 1).\n"
       "--yaksa LIB (default: $DDTC_YAKSA_LIB) loads MPICH's datatype engine\n"
-      "(libyaksa.so, built with CUDA) and runs it on every layout beside ddtc:\n"
+      "(libyaksa.so, with CUDA) and runs it on every layout beside ddtc:\n"
       "its bytes checked against ddtc's, then timed the same way. A Yaksa\n"
       "call that takes more than --yaksa-timeout seconds (default 60) marks\n"
       "the layout \"timed out\", writes the results so far and exits with\n"
