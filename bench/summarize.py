@@ -1,5 +1,6 @@
 """Merges ddtc-bench's and the torch baseline's JSON of one run into
-summary.txt (a table of ratios and the targets reached or missed),
+summary.txt (a table of ratios and the targets reached or missed, Yaksa's
+among them when the run had it),
 results.json, and plots (PNG) of bandwidth against size. The traffic
 calibration (traffic-calibration.json, from ddtc-bench --calibrate-traffic)
 is appended to the summary when the run has one.
@@ -68,42 +69,47 @@ def main():
             "nvrtc_ms": r.get("nvrtc_ms"),
             "passes_ms": r.get("passes_ms"),
             "hit_us": r.get("cache_hit_us"),
+            # MPICH's datatype engine on the same buffers (YaksaPeer.h):
+            # ddtc/Yaksa > 1 when ddtc is faster.
+            "yaksa": r.get("yaksa", "not run"),
+            "yaksa_us": r.get("yaksa_pack_us"),
+            "ddtc/yaksa": r.get("ddtc_vs_yaksa_pack"),
+            "up ddtc/yaksa": r.get("ddtc_vs_yaksa_unpack"),
+            "host ddtc/yaksa": r.get("ddtc_vs_yaksa_host"),
+            "yaksa/traffic": r.get("yaksa_pack_vs_traffic"),
+            "yaksa up/traffic": r.get("yaksa_unpack_vs_traffic"),
+            "yaksa host/traffic": r.get("yaksa_host_vs_traffic"),
         }
         rows.append(row)
     by = {r["layout"]: r for r in rows}
 
-    def target(desc, names, key, goal):
-        vals = [(n, by[n][key]) for n in names if n in by and by[n][key]]
-        if not vals:
-            return
-        worst = min(vals, key=lambda v: v[1])
-        ok = worst[1] >= goal
-        targets.append(f"{'MET ' if ok else 'MISS'} {desc}: worst {worst[0]} "
-                       f"{worst[1]:.3f} (goal >= {goal})")
+    def target_(desc, names, key, goal):
+        target(targets, by, desc, names, key, goal)
 
     big_vec = [n for n in by if re.match(r"vector-(256|1024|4096|65536)B", n)]
     small_vec = [n for n in by if re.match(r"vector-(4|8|16|32|64)B", n)]
-    target("pack >= 0.95 memcpy, blocks >= 256 B", big_vec, "pack/memcpy", 0.95)
-    target("unpack >= 0.95 memcpy, blocks >= 256 B", big_vec, "unpack/memcpy", 0.95)
-    target("pack >= 0.95 memcpy, cube interior", ["cube512-interior"],
+    target_("pack >= 0.95 memcpy, blocks >= 256 B", big_vec, "pack/memcpy", 0.95)
+    target_("unpack >= 0.95 memcpy, blocks >= 256 B", big_vec, "unpack/memcpy", 0.95)
+    target_("pack >= 0.95 memcpy, cube interior", ["cube512-interior"],
            "pack/memcpy", 0.95)
-    target("pack >= 0.95 memcpy, lower n >= 8000",
+    target_("pack >= 0.95 memcpy, lower n >= 8000",
            ["lower-8000", "lower-16000"], "pack/memcpy", 0.95)
-    target("pack >= 1.2x torch, blocks 4-64 B", small_vec, "torch/pack", 1.2)
-    target("faster than cudaMemcpy2D/3D everywhere",
+    target_("pack >= 1.2x torch, blocks 4-64 B", small_vec, "torch/pack", 1.2)
+    target_("faster than cudaMemcpy2D/3D everywhere",
            [n for n in by if by[n]["pack/2D3D"]], "pack/2D3D", 1.0)
-    target("into mapped host >= 0.95 pinned D2H, every layout", list(by),
+    target_("into mapped host >= 0.95 pinned D2H, every layout", list(by),
            "host/D2H", 0.95)
     # The memory limit: cudaMemcpy moving the DRAM traffic the layout forces.
-    target("pack >= 0.90 of the traffic limit, every layout", list(by),
+    target_("pack >= 0.90 of the traffic limit, every layout", list(by),
            "pack/traffic", 0.90)
-    target("unpack >= 0.90 of the traffic limit, every layout", list(by),
+    target_("unpack >= 0.90 of the traffic limit, every layout", list(by),
            "unpack/traffic", 0.90)
-    target("into mapped host >= 0.90 of the traffic limit, every layout",
+    target_("into mapped host >= 0.90 of the traffic limit, every layout",
            list(by), "host/traffic", 0.90)
     uncounted = [n for n in by if by[n]["pack/traffic"] is None]
     if uncounted:
         targets.append("NOTE traffic not counted for " + ", ".join(uncounted))
+    yaksa_targets(by, targets, ddtc.get("yaksa_run"))
     faces = [n for n in by if n.startswith("cube512-") and "interior" not in n]
     if faces and empty:
         worst = max(faces, key=lambda n: by[n]["pack_us"])
@@ -139,7 +145,8 @@ def main():
              f"{'layout':26s} {'MiB':>8s} {'pack us':>9s} {'pk/mcp':>7s} "
              f"{'up/mcp':>7s} {'pk/2D3D':>7s} {'torch/pk':>8s} {'host/d2h':>8s} "
              f"{'trafMiB':>8s} {'pk/traf':>7s} {'up/traf':>7s} {'ho/traf':>7s} "
-             f"{'nvrtc ms':>8s} {'hit us':>7s} check"]
+             f"{'nvrtc ms':>8s} {'hit us':>7s} {'yaksa us':>9s} "
+             f"{'dd/yak':>7s} {'up d/y':>7s} check"]
     for r in rows:
         lines.append(
             f"{r['layout']:26s} {r['MiB']:8.2f} {r['pack_us']:9.1f} "
@@ -148,7 +155,9 @@ def main():
             f"{fmt(r['host/D2H'], '8.3f')} {fmt(r['traffic_MiB'], '8.1f')} "
             f"{fmt(r['pack/traffic'], '7.3f')} {fmt(r['unpack/traffic'], '7.3f')} "
             f"{fmt(r['host/traffic'], '7.3f')} {fmt(r['nvrtc_ms'], '8.1f')} "
-            f"{fmt(r['hit_us'], '7.2f')} {r['check']}")
+            f"{fmt(r['hit_us'], '7.2f')} {fmt(r['yaksa_us'], '9.1f')} "
+            f"{fmt(r['ddtc/yaksa'], '7.2f')} {fmt(r['up ddtc/yaksa'], '7.2f')} "
+            f"{r['check']}")
     if "partial_write_reads" in ddtc:
         lines.append(f"traffic: sectors read + bytes written; an unpack pays "
                      f"{ddtc['partial_write_reads']:g} sector read(s) per "
@@ -170,6 +179,44 @@ def main():
     print(text)
     plot(args.dir, ddtc, tl)
     return 0
+
+
+def yaksa_targets(by, targets, run):
+    """ddtc against MPICH's datatype engine, measured in the same run: ahead
+    on every layout Yaksa handles (its bytes equal ddtc's), and >= 1.2x
+    wherever Yaksa reaches < 0.8 of the memory limit (the traffic ratio:
+    cudaMemcpy moving the DRAM traffic the layout forces, over Yaksa's
+    time). Layouts Yaksa did not handle are listed with the reason."""
+    if not run:
+        targets.append("NOTE Yaksa not run (no library: bench/build-yaksa.sh, "
+                       "then DDTC_YAKSA_LIB or ddtc-bench --yaksa)")
+        return
+    handled = [n for n in by if by[n]["yaksa"] == "passed"]
+    for key, what in (("ddtc/yaksa", "pack"), ("up ddtc/yaksa", "unpack"),
+                      ("host ddtc/yaksa", "into mapped host")):
+        target(targets, by, f"{what} ahead of Yaksa, every layout it handles",
+               handled, key, 1.0)
+        traffic = {"ddtc/yaksa": "yaksa/traffic",
+                   "up ddtc/yaksa": "yaksa up/traffic",
+                   "host ddtc/yaksa": "yaksa host/traffic"}[key]
+        slow = [n for n in handled
+                if by[n][traffic] is not None and by[n][traffic] < 0.8]
+        target(targets, by, f"{what} >= 1.2x Yaksa where Yaksa < 0.8 of the "
+               f"traffic limit", slow, key, 1.2)
+    for n in by:
+        if by[n]["yaksa"] != "passed":
+            targets.append(f"NOTE Yaksa on {n}: {by[n]['yaksa']}")
+
+
+def target(targets, by, desc, names, key, goal):
+    """A target line: the worst of `key` over `names` against `goal`."""
+    vals = [(n, by[n][key]) for n in names if n in by and by[n][key]]
+    if not vals:
+        return
+    worst = min(vals, key=lambda v: v[1])
+    ok = worst[1] >= goal
+    targets.append(f"{'MET ' if ok else 'MISS'} {desc}: worst {worst[0]} "
+                   f"{worst[1]:.3f} (goal >= {goal})")
 
 
 def calibration_lines(c):

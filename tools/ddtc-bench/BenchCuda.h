@@ -1,11 +1,14 @@
 //===- BenchCuda.h - Error checks and event timing -------------*- C++ -*-===//
 //
-// Shared by the layout benchmark and the traffic calibration, so both time
-// the same way: CUDA events on the default stream, warm-up, median.
+// Shared by the layout benchmark, its Yaksa peer and the traffic calibration,
+// so all time the same way: CUDA events on the default stream, warm-up,
+// median.
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_TOOLS_DDTC_BENCH_BENCHCUDA_H
 #define DDTC_TOOLS_DDTC_BENCH_BENCHCUDA_H
+
+#include "ddtc/ddtc.h"
 
 #include <cuda_runtime.h>
 
@@ -20,6 +23,16 @@
     if (err_ != cudaSuccess) {                                                 \
       std::fprintf(stderr, "ddtc-bench: %s failed: %s (%s:%d)\n", #call,       \
                    cudaGetErrorString(err_), __FILE__, __LINE__);              \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_DDTC(call)                                                       \
+  do {                                                                         \
+    ddtc_status st_ = (call);                                                  \
+    if (st_ != DDTC_SUCCESS) {                                                 \
+      std::fprintf(stderr, "ddtc-bench: %s failed: %s: %s\n", #call,           \
+                   ddtc_status_name(st_), ddtc_last_error());                  \
       std::exit(1);                                                            \
     }                                                                          \
   } while (0)

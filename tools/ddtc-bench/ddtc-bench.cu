@@ -7,9 +7,11 @@
 // cudaMemcpy2D/3D where they express the layout, packing into mapped pinned
 // host memory against a pinned cudaMemcpy D2H, and the empty-kernel launch.
 // Each direction is also held against the memory limit: cudaMemcpy moving the
-// DRAM traffic the layout forces (TrafficModel.h). Also the JIT: cold compile
-// (passes and NVRTC apart), in-process cache hit, and a fresh process loading
-// from the disk cache. Prints a table of ratios and writes JSON.
+// DRAM traffic the layout forces (TrafficModel.h). With --yaksa (or
+// DDTC_YAKSA_LIB), MPICH's datatype engine packs the same layouts in the same
+// run (YaksaPeer.h); without it its columns say "not run". Also the JIT: cold
+// compile (passes and NVRTC apart), in-process cache hit, and a fresh process
+// loading from the disk cache. Prints a table of ratios and writes JSON.
 // --calibrate-traffic instead measures the traffic model's assumptions
 // (TrafficCalibration.h).
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,9 @@
 #include "BenchCuda.h"
 #include "TrafficCalibration.h"
 #include "TrafficModel.h"
+#include "Watchdog.h"
+#include "YaksaApi.h"
+#include "YaksaPeer.h"
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
@@ -31,6 +36,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,16 +44,6 @@
 namespace {
 
 using ddtc::timeUs;
-
-#define CHECK_DDTC(call)                                                       \
-  do {                                                                         \
-    ddtc_status st_ = (call);                                                  \
-    if (st_ != DDTC_SUCCESS) {                                                 \
-      std::fprintf(stderr, "ddtc-bench: %s failed: %s: %s\n", #call,           \
-                   ddtc_status_name(st_), ddtc_last_error());                  \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 __global__ void emptyKernel() {}
 
@@ -245,6 +241,7 @@ int usage() {
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
       "                  [--only NAME]... [--no-check] [--disk-child]\n"
       "                  [--partial-write-reads 0|1]\n"
+      "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
       "                  [--device-mib N] [--host-mib N]\n\n"
       "Benchmarks ddtc pack/unpack against cudaMemcpy, cudaMemcpy2D/3D and\n"
@@ -258,6 +255,12 @@ int usage() {
       "packed bytes) over the kernel's time; --partial-write-reads says how\n"
       "many sector reads an unpack pays per sector it writes in part\n"
       "(default 1).\n"
+      "--yaksa LIB (default: $DDTC_YAKSA_LIB) loads MPICH's datatype engine\n"
+      "(libyaksa.so, with CUDA) and runs it on every layout beside ddtc:\n"
+      "its bytes checked against ddtc's, then timed the same way. A Yaksa\n"
+      "call that takes more than --yaksa-timeout seconds (default 60) marks\n"
+      "the layout \"timed out\", writes the results so far and exits with\n"
+      "code 85; rerun with --only for the layouts left.\n"
       "--calibrate-traffic times kernels of known access patterns (every\n"
       "k-th sector read or written, partial sectors, mapped host writes)\n"
       "over --device-mib (default 1024) of device memory and --host-mib\n"
@@ -291,6 +294,8 @@ int main(int argc, char **argv) {
   int reps = 20, partialWriteReads = 1;
   long long deviceMiB = 1024, hostMiB = 256;
   bool check = true, diskChild = false, calibrate = false;
+  std::string yaksaOption;
+  double yaksaTimeout = 60;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h")
@@ -309,6 +314,10 @@ int main(int argc, char **argv) {
       diskChild = true;
     else if (a == "--partial-write-reads" && i + 1 < argc)
       partialWriteReads = (int)intArg(a.c_str(), argv[++i], 0, 1);
+    else if (a == "--yaksa" && i + 1 < argc)
+      yaksaOption = argv[++i];
+    else if (a == "--yaksa-timeout" && i + 1 < argc)
+      yaksaTimeout = (double)intArg(a.c_str(), argv[++i], 1, 3600);
     else if (a == "--calibrate-traffic")
       calibrate = true;
     else if (a == "--device-mib" && i + 1 < argc)
@@ -397,9 +406,51 @@ int main(int argc, char **argv) {
 
   std::vector<std::pair<std::string, Result>> results;
   int failures = 0;
-  std::printf("%-26s %9s %8s %8s %8s %8s %8s %8s %8s %9s %8s %8s %8s\n",
+
+  // Yaksa, when a library is named. The watchdog's callback writes the
+  // layouts done, and the current one marked "timed out", while the main
+  // thread is stuck inside Yaksa (it touches neither then).
+  ddtc::yaksa::Api yaksaApi;
+  const std::string yaksaPath = ddtc::yaksa::libraryPath(yaksaOption);
+  const bool withYaksa = !yaksaPath.empty();
+  std::string currentName;
+  const Result *current = nullptr;
+  std::unique_ptr<ddtc::Watchdog> watchdog;
+  if (withYaksa) {
+    std::string error;
+    if (!ddtc::yaksa::loadApi(yaksaPath, yaksaApi, error)) {
+      std::fprintf(stderr, "ddtc-bench: %s\n", error.c_str());
+      return 1;
+    }
+    if (!yaksaApi.hasCuda) {
+      std::fprintf(stderr,
+                   "ddtc-bench: the Yaksa library %s has no CUDA backend "
+                   "(built without CUDA); ddtc-yaksa-check runs such a "
+                   "build on host memory\n",
+                   yaksaPath.c_str());
+      return 1;
+    }
+    if (!ddtc::initYaksa(yaksaApi, error)) {
+      std::fprintf(stderr, "ddtc-bench: %s\n", error.c_str());
+      return 1;
+    }
+    global["yaksa_run"] = 1;
+    watchdog = std::make_unique<ddtc::Watchdog>([&](const std::string &what) {
+      auto sofar = results;
+      if (current) {
+        Result r = *current;
+        r.s["yaksa"] = "timed out: " + what;
+        sofar.push_back({currentName, r});
+      }
+      std::ofstream(outPath) << json(sofar, global, device);
+    });
+  } else {
+    global["yaksa_run"] = 0;
+  }
+  std::printf("%-26s %9s %8s %8s %8s %8s %8s %8s %8s %9s %8s %8s %8s %8s\n",
               "layout", "MiB", "pack", "unpack", "memcpy", "pk/mcp", "pk/2D3D",
-              "host", "ho/d2h", "trafMiB", "pk/traf", "up/traf", "ho/traf");
+              "host", "ho/d2h", "trafMiB", "pk/traf", "up/traf", "ho/traf",
+              "yak/pk");
   for (const Layout &l : layouts) {
     Result r;
     // JIT: passes alone, then commit (compile), then a second commit of a
@@ -571,11 +622,33 @@ int main(int argc, char **argv) {
     r.v["pack_GBps"] = packed / r.v["pack_us"] / 1e3;
     addTrafficRatios(plan.layout, l.count, origin, backOrigin,
                      partialWriteReads, reps, r);
+    if (withYaksa) {
+      ddtc::YaksaLayout yl;
+      yl.type = t;
+      yl.tree = &tree;
+      yl.count = l.count;
+      yl.packed = packed;
+      yl.spanBytes = spanBytes;
+      yl.origin = origin;
+      yl.back = back;
+      yl.backOrigin = backOrigin;
+      yl.dst = dst;
+      yl.hostPacked = hostPacked;
+      currentName = l.name;
+      current = &r;
+      ddtc::YaksaFigures y =
+          ddtc::runYaksa(yaksaApi, *watchdog, yaksaTimeout, yl, r.v, reps);
+      current = nullptr;
+      r.v.insert(y.v.begin(), y.v.end());
+      r.s.insert(y.s.begin(), y.s.end());
+    } else {
+      r.s["yaksa"] = "not run";
+    }
 
     auto traffic = r.v.find("pack_traffic_bytes");
     std::printf(
         "%-26s %9.2f %8.1f %8.1f %8.1f %8.3f %8s %8.1f %8.3f %9s %8s %8s "
-        "%8s%s\n",
+        "%8s %8s%s\n",
         l.name.c_str(), packed / 1048576.0, r.v["pack_us"], r.v["unpack_us"],
         mcp, r.v["pack_vs_memcpy"],
         alt > 0 ? std::to_string(alt / r.v["pack_us"]).substr(0, 6).c_str()
@@ -587,7 +660,10 @@ int main(int argc, char **argv) {
         ratioText(r, "pack_vs_traffic").c_str(),
         ratioText(r, "unpack_vs_traffic").c_str(),
         ratioText(r, "host_vs_traffic").c_str(),
+        ratioText(r, "ddtc_vs_yaksa_pack").c_str(),
         r.s["check"] == "passed" ? "" : "  CHECK FAILED");
+    if (withYaksa && r.s["yaksa"] != "passed")
+      std::printf("  yaksa: %s\n", r.s["yaksa"].c_str());
     std::fflush(stdout);
     CHECK_CUDA(cudaFree(src));
     CHECK_CUDA(cudaFree(dst));
@@ -602,6 +678,7 @@ int main(int argc, char **argv) {
   global["partial_write_reads"] = partialWriteReads;
   global["generic_launches"] = (double)stats.generic_launches;
   global["specialized_launches"] = (double)stats.specialized_launches;
+  watchdog.reset(); // no Yaksa call is left to watch
   std::ofstream(outPath) << json(results, global, device);
   std::printf("empty kernel: %.2f us waited, %.2f us back to back\n",
               global["empty_kernel_us"],
