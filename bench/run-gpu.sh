@@ -47,7 +47,8 @@
 # separated by spaces: "tests suites") runs only
 # the tests (1-3 and the MPI tests), the benchmarks (4-6 and the MPI
 # benchmark), the MPI steps (7), the MPI tests alone, the IPC steps (8), or
-# the external suites (9); the default runs all.
+# the external suites (9); the default runs all. DDTC_MPI_BENCH=0 leaves the
+# MPI ping-pong and halo benchmarks (7) out of the bench group.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -214,7 +215,7 @@ mpi_bench() {
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then status=1; fi
   return $rc
 }
-if want bench mpi; then
+if want bench mpi && [ "${DDTC_MPI_BENCH:-1}" != 0 ]; then
   mpibench="$build/bin/ddtc-mpi-bench"
   if [ -f "$mpilib" ] && [ -x "$mpibench" ] && command -v mpirun >/dev/null; then
     mpi_x=(-x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH -x DDTC_CACHE_DIR)
