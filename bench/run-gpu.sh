@@ -17,8 +17,8 @@
 #      pinned D2H and the memory limit (cudaMemcpy moving the DRAM traffic
 #      the layout forces), the empty-kernel launch, and the JIT figures
 #      (cold, cache hit, and a fresh process loading from the disk cache);
-#      with a built Yaksa (DDTC_YAKSA_LIB, or .external/yaksa/lib/libyaksa.so
-#      from bench/build-yaksa.sh), MPICH's datatype engine on the same
+#      with a built Yaksa named by DDTC_YAKSA_LIB (e.g.
+#      .external/yaksa/lib/libyaksa.so from bench/build-yaksa.sh), MPICH's datatype engine on the same
 #      layouts in the same process, checked against ddtc's bytes and timed
 #      (a Yaksa call that does not return within DDTC_YAKSA_TIMEOUT seconds,
 #      default 60, marks its layout "timed out"; the layouts left run in a
@@ -143,14 +143,14 @@ python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
 # theirs); the disk-cache step then reads what the benchmark wrote.
 rm -rf "$DDTC_CACHE_DIR"
 export DDTC_CACHE_DIR=$(mktemp -d)
-yaksa_lib=${DDTC_YAKSA_LIB:-$root/.external/yaksa/lib/libyaksa.so}
+yaksa_lib=${DDTC_YAKSA_LIB:-}
 yaksa=()
-if [ -f "$yaksa_lib" ]; then
+if [ -n "$yaksa_lib" ] && [ -f "$yaksa_lib" ]; then
   yaksa=(--yaksa "$yaksa_lib" --yaksa-timeout "${DDTC_YAKSA_TIMEOUT:-60}")
   echo "== Yaksa: $yaksa_lib"
 else
-  echo "== Yaksa: no library at $yaksa_lib (bench/build-yaksa.sh): its" \
-    "columns say not run"
+  echo "== Yaksa: not run (set DDTC_YAKSA_LIB to a libyaksa.so that" \
+    "bench/build-yaksa.sh built): its columns say not run"
 fi
 ok_rc=85 step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" \
   --out "$out/ddtc.json" "${yaksa[@]}"
