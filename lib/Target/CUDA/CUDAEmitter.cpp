@@ -856,18 +856,24 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The pack kernel's variant alone (the unpack kernel's depends on it).
-StridedVariant packVariant(const KernelPlan &plan) {
-  if (plan.family != KernelFamily::Strided)
-    return StridedVariant::Gather;
+/// The longest run of the plan's layout.
+int64_t longestRun(const KernelPlan &plan) {
   int64_t longest = 0;
   for (const Segment &seg : plan.layout.segments)
     for (const Run &r : seg.runs)
       longest = std::max(longest, r.length);
+  return longest;
+}
+
+/// The pack kernel's variant alone (the unpack kernel's depends on it).
+StridedVariant packVariant(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided)
+    return StridedVariant::Gather;
   const int64_t w = plan.width;
   // Wide accesses that never straddle runs, and either full width or runs
   // too short for a 16-byte chunk to gather much.
-  return !plan.needsBytePath && (w == 16 || (w >= 4 && longest <= 2 * w))
+  return !plan.needsBytePath &&
+                 (w == 16 || (w >= 4 && longestRun(plan) <= 2 * w))
              ? StridedVariant::Wide
              : StridedVariant::Gather;
 }
@@ -908,25 +914,16 @@ int64_t stridedUnpackPhase(const KernelPlan &plan) {
 }
 
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
-  if (plan.family != KernelFamily::Strided)
+  if (pack || plan.family != KernelFamily::Strided)
+    return packVariant(plan);
+  if (stridedUnpackPhase(plan) >= 0)
     return StridedVariant::Gather;
-  if (!pack && stridedUnpackPhase(plan) >= 0)
-    return StridedVariant::Gather;
-  int64_t longest = 0;
-  for (const Segment &seg : plan.layout.segments)
-    for (const Run &r : seg.runs)
-      longest = std::max(longest, r.length);
   const int64_t w = plan.width;
-  bool wide;
-  if (pack)
-    // Wide accesses that never straddle runs, and either full width or
-    // runs too short for a 16-byte chunk to gather much.
-    wide = !plan.needsBytePath && (w == 16 || (w >= 4 && longest <= 2 * w));
-  else
-    // Scattered stores pay off only on long runs the plan cannot move at
-    // full width, or where the wide kernel would go byte by byte.
-    wide = !plan.needsBytePath && w >= 4 && (w == 16 || longest < 256);
-  return wide ? StridedVariant::Wide : StridedVariant::Gather;
+  // Scattered stores pay off only on long runs the plan cannot move at full
+  // width, or where the wide kernel would go byte by byte.
+  return !plan.needsBytePath && w >= 4 && (w == 16 || longestRun(plan) < 256)
+             ? StridedVariant::Wide
+             : StridedVariant::Gather;
 }
 
 int64_t stridedLaunchChunkBytes(const KernelPlan &plan) {
