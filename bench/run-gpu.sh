@@ -88,20 +88,20 @@ want() { # want STEP-GROUP...: whether DDTC_GPU_STEPS selects one of them
   [ "$steps" = all ]
 }
 if want tests; then
-step gpu-test "$build/bin/ddtc-gpu-tests" --types 300 --mode all
+step gpu-test timeout 300 "$build/bin/ddtc-gpu-tests" --types 300 --mode all
 if command -v compute-sanitizer >/dev/null; then
   # The test checks on purpose that pageable memory is refused; that one
   # driver error is expected, so only kernel errors count here.
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 \
+  step memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 3 \
     --check-api-memory-access no --report-api-errors no \
     "$build/bin/ddtc-gpu-tests" --types 20 --seed 11 --mode sync
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 \
+  step racecheck timeout 300 compute-sanitizer --tool racecheck --error-exitcode 3 \
     --report-api-errors no \
     "$build/bin/ddtc-gpu-tests" --types 8 --seed 12 --mode sync
 fi
 for ex in "$build"/bin/ddtc-example-*; do
   case "$ex" in *-mpi-*) continue ;; esac # run under mpirun below
-  [ -x "$ex" ] && step "$(basename "$ex")" "$ex"
+  [ -x "$ex" ] && step "$(basename "$ex")" timeout 120 "$ex"
 done
 fi
 
@@ -152,7 +152,7 @@ else
   echo "== Yaksa: not run (set DDTC_YAKSA_LIB to a libyaksa.so that" \
     "bench/build-yaksa.sh built): its columns say not run"
 fi
-ok_rc=85 step bench "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" \
+ok_rc=85 step bench timeout 500 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" \
   --out "$out/ddtc.json" "${yaksa[@]}"
 rc=$?
 # 85: a Yaksa call did not return; ddtc.json holds the layouts done. The
@@ -166,7 +166,7 @@ while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
     only+=(--only "$name")
   done
   [ ${#only[@]} -eq 0 ] && break
-  ok_rc=85 step "bench-part-$part" "$build/bin/ddtc-bench" \
+  ok_rc=85 step "bench-part-$part" timeout 500 "$build/bin/ddtc-bench" \
     --layouts "$out/layouts.tsv" --out "$out/ddtc-part-$part.json" \
     "${yaksa[@]}" "${only[@]}"
   rc=$?
@@ -175,14 +175,14 @@ while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
 done
 # The transposing layouts once more with the strided kernels instead of the
 # shared-memory tile kernels, to compare the two (ddtc-notiles.json).
-step bench-notiles env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
+step bench-notiles timeout 120 env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
   "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --only transpose-4096 \
   --out "$out/ddtc-notiles.json"
-step disk-cache "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
+step disk-cache timeout 120 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
   --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
 step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \
   --out "$out/traffic-calibration.json"
-(cd "$root/bench" && step torch python3 torch_baseline.py --out "$out/torch.json")
+(cd "$root/bench" && step torch timeout 300 python3 torch_baseline.py --out "$out/torch.json")
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
 cat "$out/summary.txt" 2>/dev/null
 fi
