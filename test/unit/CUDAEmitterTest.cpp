@@ -158,7 +158,8 @@ TEST(CUDAEmitter, StridedVariants) {
     StridedVariant pack, unpack;
     const char *packStore; // a line of the pack kernel's copy
   };
-  const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather;
+  const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather,
+                       R = StridedVariant::RunAligned;
   const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
   const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
   const char *wide4 =
@@ -170,10 +171,20 @@ TEST(CUDAEmitter, StridedVariants) {
            // Runs of one or two accesses: wide both ways.
            {"vector(10, 1, 3, double)", W, W, wide8},
            {"vector(10, 1, 3, float)", W, W, wide4},
-           // Narrow width, medium runs: gather pack, wide unpack.
+           // Narrow width, medium runs: gather pack, wide unpack, unless
+           // the runs' place modulo 16 drifts and they are long enough to
+           // be unpacked run by run (below).
            {"hvector(10, 8, 36, float)", G, W, gather},
-           // Narrow width, long runs: gather both ways.
+           // Narrow width, long runs whose place modulo 16 drifts: gather
+           // pack, gather unpack up to 4 KiB runs of words, run-aligned
+           // unpack from there and for byte-wide runs of 32 bytes or more.
            {"vector(10, 40, 41, double)", G, G, gather},
+           {"vector(10, 512, 513, double)", G, R, gather},
+           {"hvector(10, 41, 48, char)", G, R, gather},
+           // The same with a uniform phase: gather both ways.
+           {"hindexed([1], [4], vector(10, 40, 42, double))", G, G, gather},
+           // Drifting but short runs: gather both ways.
+           {"hvector(10, 31, 48, char)", G, G, gather},
            // Byte path or width 1: gather both ways.
            {"hvector(10, 3, 7, char)", G, G, gather},
        }) {

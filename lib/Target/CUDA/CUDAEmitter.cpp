@@ -132,6 +132,10 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
        "aligned in the packed buffer");
     fn("src_lo", v.srcLo, "origin offset of the first byte the call holds");
     fn("src_hi", v.srcHi, "origin offset past the last byte the call holds");
+    if (stridedVariant(plan, false) == StridedVariant::RunAligned)
+      divisor("run_slots",
+              runAlignedSlots(l.segments.front().runs.front().length),
+              "unpack: destination vectors per run");
   } else {
     fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
     fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
@@ -362,6 +366,8 @@ private:
   void emitLocate();
   void emitStridedKernel(bool pack);
   void emitWideKernel(bool pack);
+  /// The RunAligned unpack kernel (StridedVariant::RunAligned).
+  void emitRunAlignedUnpack();
   void emitUnitsKernel(bool pack);
   /// The kernel's signature up to the opening brace.
   void emitSignature(bool pack);
@@ -567,9 +573,107 @@ void Emitter::emitWideKernel(bool pack) {
       << "  }\n}\n\n";
 }
 
+void Emitter::emitRunAlignedUnpack() {
+  const Segment &seg = plan_.layout.segments.front();
+  // The run holding packed byte q: runs are len bytes each, one after the
+  // other in the stream (a segment without dimensions is one run an
+  // instance).
+  const std::string len = seg.dims.empty() ? "size" : segName(0, "len");
+  auto runOf = [&](const std::string &q) {
+    return "ddtc_div(" + q + ", p." + len + "_mul, p." + len + "_shift)";
+  };
+  emitSignature(false);
+  os_ << "  if (p.lo >= p.hi)\n"
+      << "    return;\n"
+      << "  const long long len = p." << len << ";\n"
+      << "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+      << "  // Runs [r0, r1) hold the packed bytes [lo, hi); run r gets the "
+         "slots\n"
+      << "  // [r * run_slots, (r + 1) * run_slots), one aligned destination "
+         "vector\n"
+      << "  // each (the launch counts packed chunks: the loop covers the "
+         "rest).\n"
+      << "  const long long r0 = " << runOf("p.lo") << ";\n"
+      << "  const long long r1 = " << runOf("p.hi - 1") << " + 1;\n"
+      << "  const long long slot_end = r1 * p.run_slots;\n"
+      << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
+  if (w_ >= 2)
+    os_ << "  // Runs lie on multiples of " << w_
+        << " bytes when the origin does.\n"
+        << "  const bool words = ((unsigned long long)origin & " << (w_ - 1)
+        << ") == 0;\n";
+  os_ << "  for (long long s = r0 * p.run_slots + (long long)blockIdx.x * "
+         "blockDim.x +\n"
+      << "                     threadIdx.x;\n"
+      << "       s < slot_end; s += step) {\n"
+      << "    const long long r = ddtc_div(s, p.run_slots_mul, "
+         "p.run_slots_shift);\n"
+      << "    const long long k = s - r * p.run_slots;\n"
+      << "    const long long q = r * len;\n"
+      << "    long long left, span, rlen, st;\n"
+      << "    const long long o = " << p_
+      << "_locate(p, q, left, span, rlen, st);\n"
+      << "    // Vector k of the run: origin offsets [v, v + 16), v + origin "
+         "aligned.\n"
+      << "    const long long v =\n"
+      << "        o - (long long)(((unsigned long long)origin + o) & 15) + 16 "
+         "* k;\n"
+      << "    // Its bytes in the run and in [lo, hi), as packed bytes [a, "
+         "b).\n"
+      << "    const long long a = ddtc_max(q + (v - o), ddtc_max(q, p.lo));\n"
+      << "    const long long b =\n"
+      << "        ddtc_min(q + (v + 16 - o), ddtc_min(q + len, p.hi));\n"
+      << "    if (a >= b)\n"
+      << "      continue;\n"
+      << "    const unsigned char *src = packed + (a - p.lo);\n"
+      << "    unsigned char *dst = origin + (o + (a - q));\n"
+      << "    if (b - a == 16) {\n"
+      << "      *(ulonglong2 *)dst = ddtc_load16(src, packed, packed_end);\n"
+      << "      continue;\n"
+      << "    }\n"
+      << "    // The run's first or last vector, or one cut by lo or hi: "
+         "bytes\n"
+      << "    // [f, f + n) of the vector. Where the packed bytes around them "
+         "are the\n"
+      << "    // call's, the whole vector is loaded as for a full one.\n"
+      << "    const unsigned f = (unsigned)(o + (a - q) - v);\n"
+      << "    const unsigned n = (unsigned)(b - a);\n"
+      << "    ulonglong2 t;\n"
+      << "    if (a - f >= p.lo && a - f + 16 <= p.hi) {\n"
+      << "      t = ddtc_load16(src - f, packed, packed_end);\n"
+      << "    } else {\n"
+      << "      t.x = 0;\n"
+      << "      t.y = 0;\n"
+      << "      ddtc_gather(t, f, src, n, packed, packed_end);\n"
+      << "    }\n";
+  if (w_ >= 2) {
+    // The plan proves runs start and end on multiples of the width in an
+    // aligned origin: the piece is whole words, stored with one predicated
+    // access each instead of the divergent loop of ddtc_scatter.
+    const std::string W = std::to_string(w_);
+    const char *T = w_ == 2   ? "unsigned short"
+                    : w_ == 4 ? "unsigned int"
+                              : "unsigned long long";
+    os_ << "    if (words && ((f | n) & " << (w_ - 1) << ") == 0) {\n"
+        << "      unsigned char *vec = dst - f;\n"
+        << "      #pragma unroll\n"
+        << "      for (unsigned i = 0; i < 16; i += " << W << ")\n"
+        << "        if (i >= f && i < f + n)\n"
+        << "          *(" << T << " *)(vec + i) = (" << T << ")(i < 8 ? t.x >> (8 * i) : t.y >> (8 * (i - 8)));\n"
+        << "      continue;\n"
+        << "    }\n";
+  }
+  os_ << "    ddtc_scatter(dst, t, f, n);\n"
+      << "  }\n}\n\n";
+}
+
 void Emitter::emitStridedKernel(bool pack) {
   if (stridedVariant(plan_, pack) == StridedVariant::Wide) {
     emitWideKernel(pack);
+    return;
+  }
+  if (stridedVariant(plan_, pack) == StridedVariant::RunAligned) {
+    emitRunAlignedUnpack();
     return;
   }
   const std::string G = std::to_string(kStridedGroupBytes);
@@ -782,11 +886,9 @@ EmittedKernels Emitter::run() {
   else
     banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path")
            << ", "
-           << (stridedVariant(plan_, true) == StridedVariant::Wide ? "wide"
-                                                                   : "gather")
+           << getStridedVariantName(stridedVariant(plan_, true))
            << " pack, "
-           << (stridedVariant(plan_, false) == StridedVariant::Wide ? "wide"
-                                                                    : "gather")
+           << getStridedVariantName(stridedVariant(plan_, false))
            << " unpack";
   banner << "\n";
   out.banner = banner.str();
@@ -913,11 +1015,37 @@ int64_t stridedUnpackPhase(const KernelPlan &plan) {
   return phase;
 }
 
+const char *getStridedVariantName(StridedVariant variant) {
+  switch (variant) {
+  case StridedVariant::Wide:
+    return "wide";
+  case StridedVariant::Gather:
+    return "gather";
+  case StridedVariant::RunAligned:
+    return "run-aligned";
+  }
+  return "?";
+}
+
+int64_t runAlignedSlots(int64_t runLength) { return (runLength + 14) / 16 + 1; }
+
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
   if (pack || plan.family != KernelFamily::Strided)
     return packVariant(plan);
   if (stridedUnpackPhase(plan) >= 0)
     return StridedVariant::Gather;
+  // A phase that varies from run to run: each run's vectors aligned on their
+  // own, which needs one run length to map threads to runs. Measured on an
+  // H200, it beats the other kernels for byte-wide runs (records of odd
+  // length) and long runs; on shorter runs of 4-byte words the wide and
+  // gather kernels stay ahead.
+  if (plan.tileDim < 0 && plan.width < 16 &&
+      packVariant(plan) == StridedVariant::Gather &&
+      plan.layout.segments.size() == 1) {
+    const int64_t run = plan.layout.segments.front().runs.front().length;
+    if (run >= (plan.width == 1 ? kRunAlignedMinRun : kRunAlignedMinWordRun))
+      return StridedVariant::RunAligned;
+  }
   const int64_t w = plan.width;
   // Scattered stores pay off only on long runs the plan cannot move at full
   // width, or where the wide kernel would go byte by byte.
@@ -951,12 +1079,13 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   // The variants of pack and unpack ("wide", "gather", or "gather-wide");
   // the dimensions of each segment, as in "d2-0"; "empty" without segments.
   const bool widePack = stridedVariant(plan, true) == StridedVariant::Wide;
-  const bool wideUnpack = stridedVariant(plan, false) == StridedVariant::Wide;
+  const StridedVariant unpack = stridedVariant(plan, false);
   key = "strided.w" + std::to_string(plan.width) +
         (plan.needsBytePath ? ".bytes" : "") +
-        (widePack     ? ".wide"
-         : wideUnpack ? ".gather-wide"
-                      : ".gather") +
+        (widePack                                ? ".wide"
+         : unpack == StridedVariant::Wide       ? ".gather-wide"
+         : unpack == StridedVariant::RunAligned ? ".gather-runs"
+                                                : ".gather") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
   for (size_t s = 0; s < plan.layout.segments.size(); ++s)
     key += (s ? "-" : "") + std::to_string(plan.layout.segments[s].dims.size());

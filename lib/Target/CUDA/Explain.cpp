@@ -100,6 +100,9 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     auto variant = [&](bool pack) {
       if (stridedVariant(plan, pack) == StridedVariant::Wide)
         return "wide (one width-byte access per chunk)";
+      if (stridedVariant(plan, pack) == StridedVariant::RunAligned)
+        return "run-aligned (one 16-byte destination vector of one run per "
+               "thread, aligned in the destination)";
       if (!pack && stridedUnpackPhase(plan) >= 0)
         return "gather (16-byte chunks aligned in the destination: uniform "
                "phase)";
@@ -109,7 +112,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
        << "\n"
        << "  threads: one per " << stridedLaunchChunkBytes(plan)
        << "-byte chunk of the packed stream, " << plan.threadsPerBlock
-       << " per block\n"
+       << " per block";
+    if (stridedVariant(plan, false) == StridedVariant::RunAligned)
+      os << " (the unpack kernel loops over "
+         << runAlignedSlots(plan.layout.segments.front().runs.front().length)
+         << " destination vectors per run)";
+    os << "\n"
        << "  byte path: "
        << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
                                 "unaligned)"

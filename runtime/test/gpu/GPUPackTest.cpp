@@ -490,6 +490,13 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"contiguous(40, resized(0, 12, vector(9, 1, 40, contiguous(3, "
        "int))))",
        4},
+      // Runs whose place modulo 16 changes from run to run: the run-aligned
+      // unpack kernel.
+      {"hindexed([1], [4], hvector(40, 4100, 4108, char))", 3},
+      {"contiguous(500, resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, 40], "
+       "[double, float, int, char])))",
+       2},
+      {"hvector(200, 33, 50, char)", 5},
   };
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
@@ -499,7 +506,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
-  int firstCalls = 0, tileTypes = 0;
+  int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -544,6 +551,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     ddtc_kernel_info info;
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
+      runAlignedTypes += std::strstr(info.shape, ".gather-runs.") != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -584,6 +592,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
                 firstCalls, firstCallMs / firstCalls);
   std::printf("tile kernels (transposing layouts) served %d type(s)\n",
               tileTypes);
+  std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
+              "%d type(s)\n",
+              runAlignedTypes);
   api->cuStreamDestroy(nonBlocking);
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -4,7 +4,7 @@
 // computes the launch (grid, block, kernel arguments) of one call. The plan's
 // passes chose the family, the access width, the work units and the
 // transpose tiles (TileKernel.h); the emitter only picks, per direction,
-// which of two strided kernel designs to write (stridedVariant) for a
+// which strided kernel design to write (stridedVariant) for a
 // strided plan without tiles.
 //
 // What is baked into the source and what is passed at launch is split so that
@@ -40,7 +40,30 @@ enum class StridedVariant {
   /// packed buffer, gathered from (scattered to) the runs with aligned
   /// 16-byte accesses.
   Gather,
+  /// Unpack only: one 16-byte vector of the destination per thread, aligned
+  /// in the destination and clipped to one run; its bytes are loaded from
+  /// the packed buffer at any alignment (two aligned loads and a funnel
+  /// shift). For runs whose place modulo 16 varies from run to run, where a
+  /// Gather chunk would be stored in up to three narrow pieces.
+  RunAligned,
 };
+
+/// The name of a variant in banners and messages: "wide", "gather",
+/// "run-aligned".
+const char *getStridedVariantName(StridedVariant variant);
+
+/// The shortest run for which the unpack kernel of a width-1 plan is
+/// RunAligned: a run of L bytes gets (L + 14) / 16 + 1 destination vectors,
+/// the most it can touch, so short runs would leave many threads without
+/// bytes.
+constexpr int64_t kRunAlignedMinRun = 32;
+/// The same for plans of width 2 to 8, whose runs the wide and gather
+/// kernels move in whole words: below this the RunAligned kernel was slower
+/// on an H200 (256-byte runs 4 bytes past alignment: 90.7 us against 83).
+constexpr int64_t kRunAlignedMinWordRun = 4096;
+
+/// The destination vectors the RunAligned unpack kernel gives each run.
+int64_t runAlignedSlots(int64_t runLength);
 
 /// The variant of the pack (`pack`) or unpack kernel of a strided plan
 /// (Gather for the units family, whose kernels have only one design). Wide
@@ -49,7 +72,11 @@ enum class StridedVariant {
 /// unpack unless the plan needs a byte path, its width is below 4, its
 /// width is below 16 and some run is 256 bytes or longer, or the unpack
 /// kernel aligns its chunks to the destination (stridedUnpackPhase). A plan
-/// whose pack kernel is Wide has a Wide unpack kernel too.
+/// whose pack kernel is Wide has a Wide unpack kernel too. The unpack kernel
+/// is RunAligned when the pack kernel is Gather, the width is below 16, the
+/// phase is not uniform, and the layout is one segment (one run length) of
+/// runs of at least kRunAlignedMinRun bytes (width 1) or
+/// kRunAlignedMinWordRun bytes (width 2 to 8).
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack);
 
 /// Stores cost more than loads, so a Gather unpack kernel would rather align
