@@ -158,10 +158,9 @@ def main():
             f"{fmt(r['hit_us'], '7.2f')} {fmt(r['yaksa_us'], '9.1f')} "
             f"{fmt(r['ddtc/yaksa'], '7.2f')} {fmt(r['up ddtc/yaksa'], '7.2f')} "
             f"{r['check']}")
-    if "partial_write_reads" in ddtc:
-        lines.append(f"traffic: sectors read + bytes written; an unpack pays "
-                     f"{ddtc['partial_write_reads']:g} sector read(s) per "
-                     f"sector it writes in part")
+    legend = traffic_legend(ddtc)
+    if legend:
+        lines.append(legend)
     lines += ["", "targets:"] + ["  " + t for t in targets]
     calibration = load(os.path.join(args.dir, "traffic-calibration.json"))
     if calibration:
@@ -179,6 +178,23 @@ def main():
     print(text)
     plot(args.dir, ddtc, tl)
     return 0
+
+
+def traffic_legend(ddtc):
+    """The traffic model a run of ddtc-bench divided by, in one line: the
+    read granule and partial write cost it records, or, for runs before
+    them, the sector model with its partial write reads."""
+    if "read_granule" in ddtc:
+        return (f"traffic: reads in {ddtc['read_granule']:g}-byte granules "
+                f"({ddtc.get('read_granule_from', '?')}), writes in 32-byte "
+                f"sectors, a sector written in part costing "
+                f"{ddtc['partial_write_cost']:.3g} full ones "
+                f"({ddtc.get('partial_write_cost_from', '?')})")
+    if "partial_write_reads" in ddtc:
+        return (f"traffic: sectors read + bytes written; an unpack pays "
+                f"{ddtc['partial_write_reads']:g} sector read(s) per sector "
+                f"it writes in part")
+    return None
 
 
 def yaksa_targets(by, targets, run):

@@ -5,6 +5,7 @@
 #include "ddtc/Target/CUDA/Explain.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ddtc {
 
@@ -12,6 +13,8 @@ namespace {
 constexpr int64_t kSector = 32;
 
 int64_t floorDiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+
+int64_t roundUp(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 /// Sectors that the union of `runs` covers entirely. Runs are merged first:
 /// a sector filled by several runs (the columns of a transpose) is full.
@@ -34,9 +37,42 @@ int64_t countFullSectors(std::vector<Run> runs) {
 }
 } // namespace
 
+bool isValidReadGranule(int64_t bytes) {
+  return bytes == 32 || bytes == 64 || bytes == 128;
+}
+
+int64_t countGranules(const std::vector<Run> &runs, int64_t granuleBytes) {
+  // First and last granule of each run; sorted, each granule is counted the
+  // first time a run reaches it.
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  spans.reserve(runs.size());
+  for (const Run &r : runs)
+    if (r.length > 0)
+      spans.push_back({floorDiv(r.offset, granuleBytes),
+                       floorDiv(r.offset + r.length - 1, granuleBytes)});
+  std::sort(spans.begin(), spans.end());
+  int64_t count = 0;
+  bool any = false;
+  int64_t end = 0; // granules counted up to `end`, once `any`
+  for (auto [first, last] : spans) {
+    if (any && last <= end)
+      continue;
+    count += last - (any ? std::max(first, end + 1) : first) + 1;
+    end = last;
+    any = true;
+  }
+  return count;
+}
+
 bool countSectorFootprint(const CanonicalLayout &layout, int64_t count,
-                          int64_t originMod32, int64_t maxRuns,
-                          SectorFootprint &out, std::string &error) {
+                          int64_t originOffset, int64_t granuleBytes,
+                          int64_t maxRuns, SectorFootprint &out,
+                          std::string &error) {
+  if (!isValidReadGranule(granuleBytes)) {
+    error = "the read granule must be 32, 64 or 128 bytes, not " +
+            std::to_string(granuleBytes);
+    return false;
+  }
   int64_t runs = 0;
   if (__builtin_mul_overflow(countRuns(layout), count, &runs) ||
       runs > maxRuns) {
@@ -47,9 +83,11 @@ bool countSectorFootprint(const CanonicalLayout &layout, int64_t count,
   std::vector<Run> list = flattenLayout(layout, count);
   out.packedBytes = 0;
   for (Run &r : list) {
-    r.offset += originMod32;
+    r.offset += originOffset;
     out.packedBytes += r.length;
   }
+  out.granuleBytes = granuleBytes;
+  out.granules = countGranules(list, granuleBytes);
   // The same count as ddtc --emit=explain, shifted to the real alignment.
   out.sectors = countSectors(list);
   out.partialSectors = out.sectors - countFullSectors(std::move(list));
@@ -57,17 +95,19 @@ bool countSectorFootprint(const CanonicalLayout &layout, int64_t count,
 }
 
 Traffic packTraffic(const SectorFootprint &f) {
-  return {f.sectors * kSector, f.packedBytes};
+  return {f.granules * f.granuleBytes, f.packedBytes};
 }
 
-Traffic unpackTraffic(const SectorFootprint &f, int partialWriteReads) {
-  const int64_t packedSectors = (f.packedBytes + kSector - 1) / kSector;
-  return {(packedSectors + partialWriteReads * f.partialSectors) * kSector,
-          f.sectors * kSector};
+Traffic unpackTraffic(const SectorFootprint &f, double partialWriteCost) {
+  const int64_t fullSectors = f.sectors - f.partialSectors;
+  const double partialBytes =
+      partialWriteCost * static_cast<double>(f.partialSectors * kSector);
+  return {roundUp(f.packedBytes, f.granuleBytes),
+          fullSectors * kSector + std::llround(partialBytes)};
 }
 
 Traffic packToHostDeviceTraffic(const SectorFootprint &f) {
-  return {f.sectors * kSector, 0};
+  return {f.granules * f.granuleBytes, 0};
 }
 
 } // namespace ddtc

@@ -3,24 +3,28 @@
 #include "TrafficModel.h"
 
 #include "ddtc/Core/SpecParser.h"
+#include "ddtc/Target/CUDA/Explain.h"
 
 #include <gtest/gtest.h>
+
+#include <random>
 
 using namespace ddtc;
 
 namespace {
 
-/// The footprint of `count` instances of the binding `t` of `spec`.
-SectorFootprint footprint(const std::string &spec, int64_t originMod32,
-                          int64_t count = 1) {
+/// The footprint of `count` instances of the binding `t` of `spec`, read in
+/// granules of `granule` bytes.
+SectorFootprint footprint(const std::string &spec, int64_t originOffset,
+                          int64_t count = 1, int64_t granule = 64) {
   SpecFile file;
   std::string error;
   EXPECT_TRUE(parseSpec(spec, "test.ddt", file, error)) << error;
   CanonicalLayout layout;
   EXPECT_TRUE(lowerToCanonical(*file.find("t")->type, layout, error)) << error;
   SectorFootprint f;
-  EXPECT_TRUE(
-      countSectorFootprint(layout, count, originMod32, kMaxTableRuns, f, error))
+  EXPECT_TRUE(countSectorFootprint(layout, count, originOffset, granule,
+                                   kMaxTableRuns, f, error))
       << error;
   return f;
 }
@@ -30,10 +34,13 @@ TEST(TrafficModel, ContiguousAlignedHasNoPartialSectors) {
   EXPECT_EQ(f.packedBytes, 1024);
   EXPECT_EQ(f.sectors, 32);
   EXPECT_EQ(f.partialSectors, 0);
-  // Off a boundary it spills into one more sector, partial at both ends.
+  EXPECT_EQ(f.granules, 16);
+  // Off a boundary it spills into one more sector, partial at both ends,
+  // and one more granule.
   f = footprint("t = contiguous(1024, char)", 4);
   EXPECT_EQ(f.sectors, 33);
   EXPECT_EQ(f.partialSectors, 2);
+  EXPECT_EQ(f.granules, 17);
 }
 
 TEST(TrafficModel, SmallBlocksTouchEverySector) {
@@ -42,12 +49,13 @@ TEST(TrafficModel, SmallBlocksTouchEverySector) {
   EXPECT_EQ(f.packedBytes, 256);
   EXPECT_EQ(f.sectors, 16);
   EXPECT_EQ(f.partialSectors, 16);
-  EXPECT_EQ(packTraffic(f).total(), 16 * 32 + 256);
-  Traffic u = unpackTraffic(f, 1);
-  EXPECT_EQ(u.readBytes, 256 + 16 * 32);
-  EXPECT_EQ(u.writeBytes, 16 * 32);
-  EXPECT_EQ(unpackTraffic(f, 0).readBytes, 256);
-  EXPECT_EQ(packToHostDeviceTraffic(f).total(), 16 * 32);
+  EXPECT_EQ(f.granules, 8);
+  EXPECT_EQ(packTraffic(f).total(), 8 * 64 + 256);
+  Traffic u = unpackTraffic(f, 2.0);
+  EXPECT_EQ(u.readBytes, 256);
+  EXPECT_EQ(u.writeBytes, 16 * 32 * 2);
+  EXPECT_EQ(unpackTraffic(f, 1.0).writeBytes, 16 * 32);
+  EXPECT_EQ(packToHostDeviceTraffic(f).total(), 8 * 64);
 }
 
 TEST(TrafficModel, SectorBlocksFollowTheAlignment) {
@@ -70,6 +78,7 @@ TEST(TrafficModel, SectorsFilledByManyRunsAreFull) {
   EXPECT_EQ(f.packedBytes, 128);
   EXPECT_EQ(f.sectors, 4);
   EXPECT_EQ(f.partialSectors, 0);
+  EXPECT_EQ(f.granules, 2);
 }
 
 TEST(TrafficModel, CountsEveryInstance) {
@@ -83,6 +92,7 @@ TEST(TrafficModel, CountsEveryInstance) {
   EXPECT_EQ(f.packedBytes, 32);
   EXPECT_EQ(f.sectors, 3);
   EXPECT_EQ(f.partialSectors, 3);
+  EXPECT_EQ(f.granules, 2);
 }
 
 TEST(TrafficModel, RefusesMoreRunsThanItMayList) {
@@ -93,8 +103,107 @@ TEST(TrafficModel, RefusesMoreRunsThanItMayList) {
   CanonicalLayout layout;
   ASSERT_TRUE(lowerToCanonical(*file.find("t")->type, layout, error));
   SectorFootprint f;
-  EXPECT_FALSE(countSectorFootprint(layout, 1, 0, 99, f, error));
+  EXPECT_FALSE(countSectorFootprint(layout, 1, 0, 64, 99, f, error));
   EXPECT_NE(error.find("more than 99"), std::string::npos) << error;
+  EXPECT_FALSE(countSectorFootprint(layout, 1, 0, 48, 1000, f, error));
+  EXPECT_NE(error.find("not 48"), std::string::npos) << error;
+}
+
+//===----------------------------------------------------------------------===//
+// Read granules
+//===----------------------------------------------------------------------===//
+
+TEST(TrafficModel, AFourByteRunReadsOneGranuleUnlessItCrossesOne) {
+  const std::string run = "t = contiguous(4, char)";
+  EXPECT_EQ(footprint(run, 0).granules, 1);
+  EXPECT_EQ(footprint(run, 60).granules, 1); // bytes 60-63
+  EXPECT_EQ(footprint(run, 62).granules, 2); // bytes 62-65
+  EXPECT_EQ(footprint(run, 62, 1, 128).granules, 1);
+  EXPECT_EQ(footprint(run, 126, 1, 128).granules, 2);
+  EXPECT_EQ(footprint(run, 30, 1, 32).granules, 2);
+  // What is read: the whole granule, for 4 useful bytes.
+  EXPECT_EQ(packTraffic(footprint(run, 0)).readBytes, 64);
+  EXPECT_EQ(packTraffic(footprint(run, 0, 1, 128)).readBytes, 128);
+  EXPECT_EQ(packTraffic(footprint(run, 0, 1, 32)).readBytes, 32);
+}
+
+TEST(TrafficModel, RunsSharingAGranuleReadItOnce) {
+  // 4-byte runs 40 bytes apart: two sectors, one 64-byte granule.
+  SectorFootprint f = footprint("t = hvector(2, 4, 40, char)", 0);
+  EXPECT_EQ(f.sectors, 2);
+  EXPECT_EQ(f.granules, 1);
+  EXPECT_EQ(footprint("t = hvector(2, 4, 40, char)", 0, 1, 32).granules, 2);
+  // Shifted by 24 the second run (bytes 64-67) starts a new granule.
+  EXPECT_EQ(footprint("t = hvector(2, 4, 40, char)", 24).granules, 2);
+}
+
+TEST(TrafficModel, EverySecondSectorReadsEveryGranule) {
+  // Whole sectors, every other one: the calibration's "read every 2nd
+  // sector", which took as long as reading all of them.
+  SectorFootprint f = footprint("t = hvector(8, 32, 64, char)", 0);
+  EXPECT_EQ(f.sectors, 8);
+  EXPECT_EQ(f.granules, 8);
+  EXPECT_EQ(packTraffic(f).readBytes, 8 * 64);
+  // 32-byte granules read the sectors alone; 128-byte ones pair them up,
+  // at either 32-byte alignment.
+  EXPECT_EQ(footprint("t = hvector(8, 32, 64, char)", 0, 1, 32).granules, 8);
+  EXPECT_EQ(footprint("t = hvector(8, 32, 64, char)", 0, 1, 128).granules, 4);
+  EXPECT_EQ(footprint("t = hvector(8, 32, 64, char)", 32, 1, 128).granules, 4);
+  // Every 4th sector: one granule in two.
+  f = footprint("t = hvector(8, 32, 128, char)", 0);
+  EXPECT_EQ(f.granules, 8);
+  EXPECT_EQ(packTraffic(f).readBytes, 8 * 64);
+}
+
+TEST(TrafficModel, GranulesOfUnsortedAndNegativeRuns) {
+  // Out of order, below the origin, overlapping, empty.
+  std::vector<ddtc::Run> runs = {{100, 4}, {-10, 4}, {0, 2}, {1, 70}, {50, 0}};
+  EXPECT_EQ(countGranules(runs, 64), 3); // -1, 0, 1
+  EXPECT_EQ(countGranules(runs, 32), 5); // -1, 0, 1, 2, 3
+  EXPECT_EQ(countGranules({}, 64), 0);
+}
+
+TEST(TrafficModel, ThirtyTwoByteGranulesAreTheSectorsOfExplain) {
+  // Random runs, some overlapping, some negative: the granule count at 32
+  // bytes is countSectors' (ddtc --emit=explain); coarser granules count
+  // no fewer bytes and no more granules.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<ddtc::Run> runs(1 + rng() % 40);
+    for (ddtc::Run &r : runs)
+      r = {static_cast<int64_t>(rng() % 4000) - 1000,
+           static_cast<int64_t>(1 + rng() % 150)};
+    const int64_t sectors = countSectors(runs);
+    EXPECT_EQ(countGranules(runs, 32), sectors) << "trial " << trial;
+    const int64_t g64 = countGranules(runs, 64),
+                  g128 = countGranules(runs, 128);
+    EXPECT_GE(g64 * 64, sectors * 32);
+    EXPECT_GE(g128 * 128, g64 * 64);
+    EXPECT_LE(g64, sectors);
+    EXPECT_LE(g128, g64);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Partial sector writes
+//===----------------------------------------------------------------------===//
+
+TEST(TrafficModel, PartialSectorsCostTheirFactorInFullWrites) {
+  // 1024 bytes 4 bytes off a boundary: 31 full sectors and 2 partial ones.
+  SectorFootprint f = footprint("t = contiguous(1024, char)", 4);
+  EXPECT_EQ(unpackTraffic(f, 1.0).writeBytes, 33 * 32);
+  EXPECT_EQ(unpackTraffic(f, 2.0).writeBytes, 31 * 32 + 2 * 64);
+  // 2.2 x 64 = 140.8 bytes, rounded.
+  EXPECT_EQ(unpackTraffic(f, 2.2).writeBytes, 31 * 32 + 141);
+  EXPECT_EQ(unpackTraffic(f, kDefaultPartialWriteCost).writeBytes,
+            31 * 32 + 141);
+  // The packed bytes are read in whole granules.
+  EXPECT_EQ(unpackTraffic(f, 2.2).readBytes, 1024);
+  SectorFootprint odd = footprint("t = contiguous(100, char)", 0);
+  EXPECT_EQ(unpackTraffic(odd, 2.2).readBytes, 128);
+  // No partial sector: the factor does not matter.
+  SectorFootprint whole = footprint("t = hvector(10, 32, 64, char)", 0);
+  EXPECT_EQ(unpackTraffic(whole, 3.5).writeBytes, 10 * 32);
 }
 
 } // namespace

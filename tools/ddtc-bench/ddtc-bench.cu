@@ -140,42 +140,65 @@ struct Result {
 /// 1 GiB of host memory while they are counted.
 constexpr int64_t kTrafficMaxRuns = int64_t(1) << 26;
 
-/// Adds the traffic ratios of a layout whose kernels were timed in `r`: the
-/// sectors its source and unpack destination touch at their real alignment
-/// (TrafficModel.h), the time cudaMemcpy D2D needs to move each direction's
-/// traffic (a copy of N bytes moves 2N: half read, half written), and that
-/// time over the kernel's. Into mapped host memory the limit is the slower
-/// of the source's sectors at the memcpy rate and the pinned D2H copy of the
-/// packed bytes.
-void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
-                      const void *source, const void *unpackDest,
-                      int partialWriteReads, int reps, Result &r) {
-  auto mod32 = [](const void *p) { return (int64_t)((uintptr_t)p % 32); };
+/// The offset of `p` past a boundary of the largest read granule (a
+/// multiple of every granule and of the sector).
+int64_t granuleOffset(const void *p) {
+  return (int64_t)((uintptr_t)p % ddtc::kMaxReadGranule);
+}
+
+/// Counts the traffic of a layout whose source lies `sourceOffset` and
+/// whose unpack destination lies `destOffset` past a granule boundary
+/// (TrafficModel.h), into the fields of `r` the JSON reports. False, with
+/// r.s["traffic"] saying why, when the layout has too many runs to count.
+bool countLayoutTraffic(const ddtc::CanonicalLayout &layout, int64_t count,
+                        int64_t sourceOffset, int64_t destOffset,
+                        const ddtc::TrafficParams &params, Result &r) {
   ddtc::SectorFootprint src, dst;
   std::string error;
   // Counting lists every run (seconds for 16M runs): once per alignment.
-  bool counted = ddtc::countSectorFootprint(layout, count, mod32(source),
-                                            kTrafficMaxRuns, src, error);
+  bool counted = ddtc::countSectorFootprint(layout, count, sourceOffset,
+                                            params.readGranule, kTrafficMaxRuns,
+                                            src, error);
   dst = src;
-  if (counted && mod32(unpackDest) != mod32(source))
-    counted = ddtc::countSectorFootprint(layout, count, mod32(unpackDest),
-                                         kTrafficMaxRuns, dst, error);
+  if (counted && destOffset != sourceOffset)
+    counted = ddtc::countSectorFootprint(layout, count, destOffset,
+                                         params.readGranule, kTrafficMaxRuns,
+                                         dst, error);
   if (!counted) {
     r.s["traffic"] = "not counted: " + error;
-    return;
+    return false;
   }
   const ddtc::Traffic pack = ddtc::packTraffic(src);
-  const ddtc::Traffic unpack = ddtc::unpackTraffic(dst, partialWriteReads);
+  const ddtc::Traffic unpack =
+      ddtc::unpackTraffic(dst, params.partialWriteCost);
   const ddtc::Traffic hostSide = ddtc::packToHostDeviceTraffic(src);
   r.v["sectors_read"] = (double)src.sectors;
+  r.v["granules_read"] = (double)src.granules;
   r.v["sectors_written"] = (double)dst.sectors;
   r.v["partial_sectors_written"] = (double)dst.partialSectors;
   r.v["pack_traffic_bytes"] = (double)pack.total();
   r.v["unpack_traffic_bytes"] = (double)unpack.total();
   r.v["host_device_traffic_bytes"] = (double)hostSide.total();
+  return true;
+}
 
-  const int64_t most =
-      std::max({pack.total(), unpack.total(), hostSide.total()}) / 2 + 1;
+/// Adds the traffic ratios of a layout whose kernels were timed in `r`: the
+/// traffic its source and unpack destination force at their real alignment
+/// (countLayoutTraffic), the time cudaMemcpy D2D needs to move each
+/// direction's traffic (a copy of N bytes moves 2N: half read, half
+/// written), and that time over the kernel's. Into mapped host memory the
+/// limit is the slower of the source's granules at the memcpy rate and the
+/// pinned D2H copy of the packed bytes.
+void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
+                      const void *source, const void *unpackDest,
+                      const ddtc::TrafficParams &params, int reps, Result &r) {
+  if (!countLayoutTraffic(layout, count, granuleOffset(source),
+                          granuleOffset(unpackDest), params, r))
+    return;
+  const int64_t pack = (int64_t)r.v["pack_traffic_bytes"],
+                unpack = (int64_t)r.v["unpack_traffic_bytes"],
+                hostSide = (int64_t)r.v["host_device_traffic_bytes"];
+  const int64_t most = std::max({pack, unpack, hostSide}) / 2 + 1;
   unsigned char *a = nullptr, *b = nullptr;
   CHECK_CUDA(cudaMalloc(&a, most));
   CHECK_CUDA(cudaMalloc(&b, most));
@@ -189,9 +212,9 @@ void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
         reps);
     return memcpyUs[traffic] = us;
   };
-  r.v["memcpy_pack_traffic_us"] = moving(pack.total());
-  r.v["memcpy_unpack_traffic_us"] = moving(unpack.total());
-  r.v["memcpy_host_traffic_us"] = moving(hostSide.total());
+  r.v["memcpy_pack_traffic_us"] = moving(pack);
+  r.v["memcpy_unpack_traffic_us"] = moving(unpack);
+  r.v["memcpy_host_traffic_us"] = moving(hostSide);
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   r.v["pack_vs_traffic"] = r.v["memcpy_pack_traffic_us"] / r.v["pack_us"];
@@ -211,13 +234,27 @@ std::string ratioText(const Result &r, const char *key) {
   return buf;
 }
 
+/// `text` between the quotes of a JSON string.
+std::string jsonEscaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string json(const std::vector<std::pair<std::string, Result>> &rs,
                  const std::map<std::string, double> &global,
+                 const std::map<std::string, std::string> &globalText,
                  const std::string &device) {
   std::ostringstream os;
   os << "{\n \"device\": \"" << device << "\",\n";
   for (auto &[k, v] : global)
     os << " \"" << k << "\": " << v << ",\n";
+  for (auto &[k, v] : globalText)
+    os << " \"" << k << "\": \"" << jsonEscaped(v) << "\",\n";
   os << " \"layouts\": {\n";
   for (size_t i = 0; i < rs.size(); ++i) {
     os << "  \"" << rs[i].first << "\": {";
@@ -236,11 +273,48 @@ std::string json(const std::vector<std::pair<std::string, Result>> &rs,
   return os.str();
 }
 
+/// The traffic model's parameters and, per parameter, where it came from:
+/// "default", "calibration" or the option that set it.
+struct TrafficModelChoice {
+  ddtc::TrafficParams params;
+  std::string granuleFrom = "default", costFrom = "default";
+};
+
+/// Sets the parameters from the options given and prints the model.
+bool chooseTrafficModel(TrafficModelChoice &c, long long granuleOption,
+                        double costOption, const char *costOptionName) {
+  if (granuleOption > 0) {
+    c.params.readGranule = granuleOption;
+    c.granuleFrom = "--read-granule";
+  }
+  if (costOption > 0) {
+    c.params.partialWriteCost = costOption;
+    c.costFrom = costOptionName;
+  }
+  std::printf("traffic model: reads in %lld-byte granules (%s), a sector "
+              "written in part costs %.3g full sector writes (%s)\n",
+              (long long)c.params.readGranule, c.granuleFrom.c_str(),
+              c.params.partialWriteCost, c.costFrom.c_str());
+  return true;
+}
+
+/// The model into the JSON's top level, so a summary says what it divided
+/// by.
+void recordTrafficModel(const TrafficModelChoice &c,
+                        std::map<std::string, double> &global,
+                        std::map<std::string, std::string> &text) {
+  global["read_granule"] = (double)c.params.readGranule;
+  global["partial_write_cost"] = c.params.partialWriteCost;
+  text["read_granule_from"] = c.granuleFrom;
+  text["partial_write_cost_from"] = c.costFrom;
+}
+
 int usage() {
   std::puts(
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
       "                  [--only NAME]... [--no-check] [--disk-child]\n"
-      "                  [--partial-write-reads 0|1]\n"
+      "                  [--read-granule 32|64|128]\n"
+      "                  [--partial-write-cost F]\n"
       "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
       "                  [--device-mib N] [--host-mib N]\n\n"
@@ -251,10 +325,15 @@ int usage() {
       "DDTC_CACHE_DIR is a new, empty folder\n"
       "(bench/run-gpu.sh makes one).\n"
       "The traffic ratio is the time cudaMemcpy needs to move the DRAM\n"
-      "traffic a layout forces (32-byte sectors of the strided side, the\n"
-      "packed bytes) over the kernel's time; --partial-write-reads says how\n"
-      "many sector reads an unpack pays per sector it writes in part\n"
-      "(default 1).\n"
+      "traffic a layout forces over the kernel's time. The strided side is\n"
+      "read in aligned granules of --read-granule bytes (default 64: a\n"
+      "granule is read whole if any byte of it is needed) and written in\n"
+      "32-byte sectors, a sector written in part costing --partial-write-cost\n"
+      "full sector writes (default 2.2); the packed side moves its bytes.\n"
+      "The defaults are an H100's calibration. --partial-write-reads N, the\n"
+      "older option, is --partial-write-cost 1+N (N = 0 or 1: a partial\n"
+      "sector costs its write and N sector reads). The JSON records the\n"
+      "values used.\n"
       "--yaksa LIB (default: $DDTC_YAKSA_LIB) loads MPICH's datatype engine\n"
       "(libyaksa.so, with CUDA) and runs it on every layout beside ddtc:\n"
       "its bytes checked against ddtc's, then timed the same way. A Yaksa\n"
@@ -286,12 +365,30 @@ long long intArg(const char *option, const char *text, long long lo,
   return v;
 }
 
+/// A number within [lo, hi], or exit with a message naming the option.
+double numberArg(const char *option, const char *text, double lo, double hi) {
+  char *end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != 0 || !(v >= lo && v <= hi)) {
+    std::fprintf(stderr,
+                 "ddtc-bench: %s takes a number from %g to %g, not "
+                 "'%s'\n",
+                 option, lo, hi, text);
+    std::exit(2);
+  }
+  return v;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string layoutsPath, outPath;
   std::vector<std::string> only;
-  int reps = 20, partialWriteReads = 1;
+  int reps = 20;
+  TrafficModelChoice traffic;
+  long long granuleOption = 0;
+  double costOption = 0;
+  const char *costOptionName = "";
   long long deviceMiB = 1024, hostMiB = 256;
   bool check = true, diskChild = false, calibrate = false;
   std::string yaksaOption;
@@ -312,9 +409,30 @@ int main(int argc, char **argv) {
       check = false;
     else if (a == "--disk-child")
       diskChild = true;
-    else if (a == "--partial-write-reads" && i + 1 < argc)
-      partialWriteReads = (int)intArg(a.c_str(), argv[++i], 0, 1);
-    else if (a == "--yaksa" && i + 1 < argc)
+    else if (a == "--read-granule" && i + 1 < argc) {
+      granuleOption = intArg(a.c_str(), argv[++i], 32, 128);
+      if (!ddtc::isValidReadGranule(granuleOption)) {
+        std::fprintf(stderr,
+                     "ddtc-bench: --read-granule takes 32, 64 or "
+                     "128, not '%s'\n",
+                     argv[i]);
+        return 2;
+      }
+    } else if ((a == "--partial-write-cost" || a == "--partial-write-reads") &&
+               i + 1 < argc) {
+      if (costOption > 0) {
+        std::fprintf(stderr, "ddtc-bench: give one of --partial-write-cost "
+                             "and --partial-write-reads, once\n");
+        return 2;
+      }
+      // --partial-write-reads N: the write and N sector reads.
+      costOption =
+          a == "--partial-write-cost"
+              ? numberArg(a.c_str(), argv[++i], ddtc::kMinPartialWriteCost,
+                          ddtc::kMaxPartialWriteCost)
+              : 1.0 + (double)intArg(a.c_str(), argv[++i], 0, 1);
+      costOptionName = argv[i - 1];
+    } else if (a == "--yaksa" && i + 1 < argc)
       yaksaOption = argv[++i];
     else if (a == "--yaksa-timeout" && i + 1 < argc)
       yaksaTimeout = (double)intArg(a.c_str(), argv[++i], 1, 3600);
@@ -356,6 +474,9 @@ int main(int argc, char **argv) {
                                                     l.name) == only.end();
                                  }),
                   layouts.end());
+  if (!calibrate && !diskChild &&
+      !chooseTrafficModel(traffic, granuleOption, costOption, costOptionName))
+    return 2;
   int deviceCount = 0;
   if (cudaGetDeviceCount(&deviceCount) != cudaSuccess || deviceCount == 0) {
     std::puts("ddtc-bench: no CUDA device");
@@ -391,6 +512,8 @@ int main(int argc, char **argv) {
   std::string device = prop.name;
 
   std::map<std::string, double> global;
+  std::map<std::string, std::string> globalText;
+  recordTrafficModel(traffic, global, globalText);
   // The empty kernel: a single launch waited for, and back-to-back launches.
   global["empty_kernel_us"] = timeUs([] { emptyKernel<<<1, 32>>>(); }, 200, 20);
   {
@@ -442,7 +565,7 @@ int main(int argc, char **argv) {
         r.s["yaksa"] = "timed out: " + what;
         sofar.push_back({currentName, r});
       }
-      std::ofstream(outPath) << json(sofar, global, device);
+      std::ofstream(outPath) << json(sofar, global, globalText, device);
     });
   } else {
     global["yaksa_run"] = 0;
@@ -620,8 +743,8 @@ int main(int argc, char **argv) {
       r.v["pack_vs_memcpy2d3d"] = alt / r.v["pack_us"];
     r.v["host_vs_d2h"] = r.v["memcpy_d2h_us"] / r.v["pack_to_host_us"];
     r.v["pack_GBps"] = packed / r.v["pack_us"] / 1e3;
-    addTrafficRatios(plan.layout, l.count, origin, backOrigin,
-                     partialWriteReads, reps, r);
+    addTrafficRatios(plan.layout, l.count, origin, backOrigin, traffic.params,
+                     reps, r);
     if (withYaksa) {
       ddtc::YaksaLayout yl;
       yl.type = t;
@@ -675,11 +798,10 @@ int main(int argc, char **argv) {
   ddtc_stats stats;
   CHECK_DDTC(ddtc_get_stats(&stats));
   global["nvrtc_compiles"] = (double)stats.nvrtc_compiles;
-  global["partial_write_reads"] = partialWriteReads;
   global["generic_launches"] = (double)stats.generic_launches;
   global["specialized_launches"] = (double)stats.specialized_launches;
   watchdog.reset(); // no Yaksa call is left to watch
-  std::ofstream(outPath) << json(results, global, device);
+  std::ofstream(outPath) << json(results, global, globalText, device);
   std::printf("empty kernel: %.2f us waited, %.2f us back to back\n",
               global["empty_kernel_us"],
               global["empty_kernel_back_to_back_us"]);
