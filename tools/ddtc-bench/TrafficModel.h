@@ -92,6 +92,40 @@ Traffic unpackTraffic(const SectorFootprint &f, double partialWriteCost);
 /// alone (the packed bytes cross PCIe, timed against a pinned D2H copy).
 Traffic packToHostDeviceTraffic(const SectorFootprint &f);
 
+/// The time of reading every k-th sector over that of reading every sector,
+/// below which the k-th sector reads count as clearly cheaper: halfway
+/// between the same time (1.0) and the half that skipping every other
+/// granule takes.
+constexpr double kClearlyCheaper = 0.75;
+
+/// What a calibration file says about the model.
+struct CalibratedTraffic {
+  /// The derived parameters; the defaults where the file lacks what one
+  /// needs.
+  TrafficParams params;
+  bool readGranuleDerived = false, partialWriteCostDerived = false;
+  /// What was derived from which patterns, what was missing.
+  std::vector<std::string> notes;
+};
+
+/// The parameters derived from the JSON that ddtc-bench --calibrate-traffic
+/// writes (rules in docs/Performance.md):
+/// - read granule: 16 x k bytes for the smallest k in 2, 4, 8 at which
+///   reading every k-th sector takes at most kClearlyCheaper of the time of
+///   reading every sector (a granule of g sectors makes every k <= g as slow
+///   as reading all, and k = 2g take half the time); 128 when none does.
+/// - partial write cost: 1 / the mean vs_base of the device writes of part
+///   of every sector, at least 1.
+/// Patterns that failed their check are not used. A parameter whose
+/// patterns the file lacks keeps its default, with a note naming what is
+/// missing. Fails only when `text` is not JSON with a "patterns" array.
+bool deriveTrafficParams(const std::string &text, CalibratedTraffic &out,
+                         std::string &error);
+
+/// deriveTrafficParams on the file at `path`; fails when it cannot be read.
+bool loadTrafficCalibration(const std::string &path, CalibratedTraffic &out,
+                            std::string &error);
+
 } // namespace ddtc
 
 #endif // DDTC_TOOLS_DDTC_BENCH_TRAFFICMODEL_H

@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 using namespace ddtc;
 
@@ -204,6 +207,189 @@ TEST(TrafficModel, PartialSectorsCostTheirFactorInFullWrites) {
   // No partial sector: the factor does not matter.
   SectorFootprint whole = footprint("t = hvector(10, 32, 64, char)", 0);
   EXPECT_EQ(unpackTraffic(whole, 3.5).writeBytes, 10 * 32);
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters from a calibration file
+//===----------------------------------------------------------------------===//
+
+struct FakePattern {
+  std::string target;
+  int everyK, bytesPerSector;
+  double vsBase;
+  std::string check = "passed";
+  double vsModel = 1.0;
+};
+
+/// A calibration file of the shape ddtc-bench --calibrate-traffic writes.
+std::string calibrationJson(const std::vector<FakePattern> &ps) {
+  std::ostringstream os;
+  os << "{\n \"device\": \"Test \\\"GPU\\\"\",\n \"memcpy_d2d_traffic_GBps\": "
+        "2933.08,\n \"patterns\": [\n";
+  for (size_t i = 0; i < ps.size(); ++i)
+    os << "  {\"name\": \"pattern " << i << "\", \"target\": \"" << ps[i].target
+       << "\", \"every_k\": " << ps[i].everyK
+       << ", \"bytes_per_sector\": " << ps[i].bytesPerSector
+       << ", \"us\": 1e2, \"vs_base\": " << ps[i].vsBase
+       << ", \"vs_model\": " << ps[i].vsModel << ", \"check\": \""
+       << ps[i].check << "\"}" << (i + 1 < ps.size() ? "," : "") << "\n";
+  os << " ]\n}\n";
+  return os.str();
+}
+
+/// Reading every k-th sector taking `time[k]` of reading them all.
+std::vector<FakePattern> reads(const std::vector<std::pair<int, double>> &t) {
+  std::vector<FakePattern> out = {{"device read", 1, 32, 1.0}};
+  for (auto [k, time] : t)
+    out.push_back({"device read", k, 32, 1.0 / (k * time)});
+  // A partial read of every 4th sector, which the granule rule ignores.
+  out.push_back({"device read", 4, 4, 0.01});
+  return out;
+}
+
+CalibratedTraffic derive(const std::vector<FakePattern> &ps) {
+  CalibratedTraffic c;
+  std::string error;
+  EXPECT_TRUE(deriveTrafficParams(calibrationJson(ps), c, error)) << error;
+  return c;
+}
+
+bool anyNoteHas(const CalibratedTraffic &c, const std::string &s) {
+  for (const std::string &n : c.notes)
+    if (n.find(s) != std::string::npos)
+      return true;
+  return false;
+}
+
+TEST(TrafficCalibration, GranuleIsHalfTheFirstClearlyCheaperStride) {
+  // Every 2nd sector already cheaper: sectors are read alone.
+  CalibratedTraffic c = derive(reads({{2, 0.55}, {4, 0.3}}));
+  EXPECT_EQ(c.params.readGranule, 32);
+  EXPECT_TRUE(c.readGranuleDerived);
+  // As slow up to every 2nd, cheaper at every 4th: 64 bytes.
+  EXPECT_EQ(derive(reads({{2, 1.0}, {4, 0.56}})).params.readGranule, 64);
+  // Just above the threshold is not clearly cheaper.
+  EXPECT_EQ(derive(reads({{2, 0.8}, {4, 0.6}})).params.readGranule, 64);
+  EXPECT_EQ(derive(reads({{2, 1.0}, {4, 0.95}, {8, 0.5}})).params.readGranule,
+            128);
+  // Never cheaper up to every 8th: the largest granule, said so.
+  c = derive(reads({{2, 1.0}, {4, 1.0}, {8, 0.9}}));
+  EXPECT_EQ(c.params.readGranule, 128);
+  EXPECT_TRUE(anyNoteHas(c, "coarser")) << c.notes.front();
+}
+
+TEST(TrafficCalibration, PartialWriteCostIsTheInverseOfItsRate) {
+  std::vector<FakePattern> ps = reads({{2, 1.0}, {4, 0.5}});
+  ps.push_back({"device write", 1, 32, 1.0});
+  ps.push_back({"device write", 2, 32, 0.7}); // whole sectors: ignored
+  ps.push_back({"device write", 1, 16, 0.5});
+  ps.push_back({"device write", 1, 4, 0.4});
+  ps.push_back({"mapped host write", 1, 4, 0.1}); // host: ignored
+  CalibratedTraffic c = derive(ps);
+  EXPECT_NEAR(c.params.partialWriteCost, 1 / 0.45, 1e-9);
+  EXPECT_TRUE(c.partialWriteCostDerived);
+  EXPECT_EQ(c.params.readGranule, 64);
+  // A rate above the full one is noise: the cost stays a full sector.
+  ps = reads({{2, 1.0}, {4, 0.5}});
+  ps.push_back({"device write", 1, 4, 1.05});
+  c = derive(ps);
+  EXPECT_EQ(c.params.partialWriteCost, 1.0);
+  EXPECT_TRUE(anyNoteHas(c, "raised to 1"));
+}
+
+TEST(TrafficCalibration, MissingPatternsKeepTheDefaultsAndSaySo) {
+  // No every-4th read, no partial write.
+  CalibratedTraffic c = derive(reads({{2, 1.0}, {8, 0.3}}));
+  EXPECT_EQ(c.params.readGranule, kDefaultReadGranule);
+  EXPECT_EQ(c.params.partialWriteCost, kDefaultPartialWriteCost);
+  EXPECT_FALSE(c.readGranuleDerived);
+  EXPECT_FALSE(c.partialWriteCostDerived);
+  EXPECT_TRUE(anyNoteHas(c, "every_k 4 and bytes_per_sector 32"));
+  EXPECT_TRUE(anyNoteHas(c, "bytes_per_sector below 32"));
+  EXPECT_TRUE(anyNoteHas(c, "(the default)"));
+  // A pattern whose bytes were wrong is not used.
+  std::vector<FakePattern> ps = reads({{2, 0.5}});
+  ps[1].check = "FAILED";
+  ps.push_back({"device write", 1, 4, 0.5, "FAILED"});
+  c = derive(ps);
+  EXPECT_EQ(c.params.readGranule, kDefaultReadGranule);
+  EXPECT_EQ(c.params.partialWriteCost, kDefaultPartialWriteCost);
+  EXPECT_FALSE(c.readGranuleDerived);
+  EXPECT_TRUE(anyNoteHas(c, "failed its check"));
+  // A pattern without vs_base.
+  std::string text = calibrationJson(reads({{2, 1.0}, {4, 0.5}}));
+  size_t at = text.find("\"vs_base\"", text.find("pattern 1"));
+  text.replace(at, 9, "\"vs_other\"");
+  std::string error;
+  ASSERT_TRUE(deriveTrafficParams(text, c, error)) << error;
+  EXPECT_EQ(c.params.readGranule, kDefaultReadGranule);
+  EXPECT_TRUE(anyNoteHas(c, "has no vs_base"));
+}
+
+TEST(TrafficCalibration, SaysWhenHostWritesMissTheD2HRate) {
+  std::vector<FakePattern> ps = reads({{2, 1.0}, {4, 0.5}});
+  ps.push_back({"mapped host write", 1, 32, 1.0, "passed", 0.95});
+  EXPECT_FALSE(anyNoteHas(derive(ps), "mapped host"));
+  ps.back().vsModel = 0.5;
+  EXPECT_TRUE(
+      anyNoteHas(derive(ps), "mapped host: 'pattern 4' reaches only 0.500"));
+}
+
+TEST(TrafficCalibration, RefusesWhatIsNotACalibration) {
+  CalibratedTraffic c;
+  std::string error;
+  EXPECT_FALSE(deriveTrafficParams("{\"patterns\": [1, 2", c, error));
+  EXPECT_NE(error.find("not JSON"), std::string::npos) << error;
+  EXPECT_FALSE(deriveTrafficParams("{\"layouts\": {}}", c, error));
+  EXPECT_NE(error.find("no \"patterns\""), std::string::npos) << error;
+  EXPECT_FALSE(deriveTrafficParams("[] x", c, error));
+  EXPECT_FALSE(
+      loadTrafficCalibration("/nonexistent/calibration.json", c, error));
+  EXPECT_NE(error.find("cannot read"), std::string::npos) << error;
+}
+
+TEST(TrafficCalibration, ReadsAFile) {
+  std::vector<FakePattern> ps = reads({{2, 0.5}});
+  ps.push_back({"device write", 1, 8, 0.25});
+  const std::string path =
+      testing::TempDir() + "ddtc-traffic-calibration-test.json";
+  std::ofstream(path) << calibrationJson(ps);
+  CalibratedTraffic c;
+  std::string error;
+  ASSERT_TRUE(loadTrafficCalibration(path, c, error)) << error;
+  std::remove(path.c_str());
+  EXPECT_EQ(c.params.readGranule, 32);
+  EXPECT_NEAR(c.params.partialWriteCost, 4.0, 1e-9);
+}
+
+/// The committed H100 calibration, found from this file's place in the
+/// source tree when the tree is there.
+std::string h100CalibrationPath() {
+  std::string here = __FILE__;
+  size_t at = here.rfind("tools/ddtc-bench/");
+  if (at == std::string::npos)
+    return "";
+  return here.substr(0, at) +
+         "bench/results/2026-11-23-NVIDIA-H100-bench/traffic-calibration.json";
+}
+
+TEST(TrafficCalibration, TheH100CalibrationGivesTheDefaults) {
+  const std::string path = h100CalibrationPath();
+  if (path.empty() || !std::ifstream(path))
+    GTEST_SKIP() << "no source tree beside this test: " << path;
+  CalibratedTraffic c;
+  std::string error;
+  ASSERT_TRUE(loadTrafficCalibration(path, c, error)) << error;
+  ASSERT_TRUE(c.readGranuleDerived && c.partialWriteCostDerived)
+      << c.notes.front();
+  // Every 2nd sector: 1.002 of the time of all; every 4th: 0.562.
+  EXPECT_EQ(c.params.readGranule, 64);
+  EXPECT_TRUE(anyNoteHas(c, "k = 4")) << c.notes.front();
+  // Partial writes at 0.4519 and 0.4517 of the full sector rate.
+  EXPECT_NEAR(c.params.partialWriteCost, 2.213, 0.001);
+  EXPECT_NEAR(c.params.partialWriteCost, kDefaultPartialWriteCost, 0.05);
+  // Consecutive whole sectors into mapped host memory hold the D2H rate.
+  EXPECT_FALSE(anyNoteHas(c, "mapped host"));
 }
 
 } // namespace

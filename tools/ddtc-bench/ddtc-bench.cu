@@ -278,11 +278,30 @@ std::string json(const std::vector<std::pair<std::string, Result>> &rs,
 struct TrafficModelChoice {
   ddtc::TrafficParams params;
   std::string granuleFrom = "default", costFrom = "default";
+  std::string calibrationPath;
 };
 
-/// Sets the parameters from the options given and prints the model.
+/// Sets the parameters from the calibration file, if any, then from the
+/// options given (which win); prints the model and the calibration's notes.
+/// False, with a message, when the file cannot be used.
 bool chooseTrafficModel(TrafficModelChoice &c, long long granuleOption,
                         double costOption, const char *costOptionName) {
+  if (!c.calibrationPath.empty()) {
+    ddtc::CalibratedTraffic cal;
+    std::string error;
+    if (!ddtc::loadTrafficCalibration(c.calibrationPath, cal, error)) {
+      std::fprintf(stderr, "ddtc-bench: --traffic-calibration: %s\n",
+                   error.c_str());
+      return false;
+    }
+    for (const std::string &n : cal.notes)
+      std::printf("traffic calibration: %s\n", n.c_str());
+    c.params = cal.params;
+    if (cal.readGranuleDerived)
+      c.granuleFrom = "calibration";
+    if (cal.partialWriteCostDerived)
+      c.costFrom = "calibration";
+  }
   if (granuleOption > 0) {
     c.params.readGranule = granuleOption;
     c.granuleFrom = "--read-granule";
@@ -307,6 +326,8 @@ void recordTrafficModel(const TrafficModelChoice &c,
   global["partial_write_cost"] = c.params.partialWriteCost;
   text["read_granule_from"] = c.granuleFrom;
   text["partial_write_cost_from"] = c.costFrom;
+  if (!c.calibrationPath.empty())
+    text["traffic_calibration"] = c.calibrationPath;
 }
 
 int usage() {
@@ -315,6 +336,7 @@ int usage() {
       "                  [--only NAME]... [--no-check] [--disk-child]\n"
       "                  [--read-granule 32|64|128]\n"
       "                  [--partial-write-cost F]\n"
+      "                  [--traffic-calibration CALIBRATION.json]\n"
       "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
       "                  [--device-mib N] [--host-mib N]\n\n"
@@ -330,10 +352,12 @@ int usage() {
       "granule is read whole if any byte of it is needed) and written in\n"
       "32-byte sectors, a sector written in part costing --partial-write-cost\n"
       "full sector writes (default 2.2); the packed side moves its bytes.\n"
-      "The defaults are an H100's calibration. --partial-write-reads N, the\n"
-      "older option, is --partial-write-cost 1+N (N = 0 or 1: a partial\n"
-      "sector costs its write and N sector reads). The JSON records the\n"
-      "values used.\n"
+      "The defaults are an H100's calibration. --traffic-calibration takes\n"
+      "both from a file of --calibrate-traffic instead (a parameter the file\n"
+      "lacks keeps its default, and a line says so); the two options above\n"
+      "override the file. --partial-write-reads N, the older option, is\n"
+      "--partial-write-cost 1+N (N = 0 or 1: a partial sector costs its\n"
+      "write and N sector reads). The JSON records the values used.\n"
       "--yaksa LIB (default: $DDTC_YAKSA_LIB) loads MPICH's datatype engine\n"
       "(libyaksa.so, with CUDA) and runs it on every layout beside ddtc:\n"
       "its bytes checked against ddtc's, then timed the same way. A Yaksa\n"
@@ -432,7 +456,9 @@ int main(int argc, char **argv) {
                           ddtc::kMaxPartialWriteCost)
               : 1.0 + (double)intArg(a.c_str(), argv[++i], 0, 1);
       costOptionName = argv[i - 1];
-    } else if (a == "--yaksa" && i + 1 < argc)
+    } else if (a == "--traffic-calibration" && i + 1 < argc)
+      traffic.calibrationPath = argv[++i];
+    else if (a == "--yaksa" && i + 1 < argc)
       yaksaOption = argv[++i];
     else if (a == "--yaksa-timeout" && i + 1 < argc)
       yaksaTimeout = (double)intArg(a.c_str(), argv[++i], 1, 3600);
@@ -474,6 +500,7 @@ int main(int argc, char **argv) {
                                                     l.name) == only.end();
                                  }),
                   layouts.end());
+  // Before any GPU work, so a bad calibration file stops the run at once.
   if (!calibrate && !diskChild &&
       !chooseTrafficModel(traffic, granuleOption, costOption, costOptionName))
     return 2;
