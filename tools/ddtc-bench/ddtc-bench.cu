@@ -140,6 +140,16 @@ struct Result {
 /// 1 GiB of host memory while they are counted.
 constexpr int64_t kTrafficMaxRuns = int64_t(1) << 26;
 
+/// Where the benchmark puts a layout's origin in its buffers: allocations
+/// (cudaMalloc, 256-byte aligned) start at the lowest byte the instances
+/// touch or at the lower bound, whichever is lower, then `offset` further.
+int64_t originInBuffer(const ddtc::Datatype &tree, const Layout &l) {
+  int64_t lo = 0, hi = 0;
+  std::string error;
+  ddtc::touchedSpan(tree, l.count, lo, hi, error);
+  return l.offset - std::min(lo, tree.layout().lb);
+}
+
 /// The offset of `p` past a boundary of the largest read granule (a
 /// multiple of every granule and of the sector).
 int64_t granuleOffset(const void *p) {
@@ -330,6 +340,48 @@ void recordTrafficModel(const TrafficModelChoice &c,
     text["traffic_calibration"] = c.calibrationPath;
 }
 
+/// --count-traffic: the traffic of every layout under the model, with the
+/// buffers placed as the benchmark places them, and nothing run on a GPU.
+/// bench/summarize.py --retraffic holds an earlier run's kernel times
+/// against it.
+int countTrafficOnly(const std::vector<Layout> &layouts,
+                     const TrafficModelChoice &model,
+                     const std::string &outPath) {
+  std::vector<std::pair<std::string, Result>> results;
+  for (const Layout &l : layouts) {
+    ddtc::SpecFile spec;
+    std::string error;
+    ddtc::KernelPlan plan;
+    if (!ddtc::parseSpec(l.spec, l.name, spec, error) ||
+        !ddtc::planKernel(*spec.find("t")->type, plan, error)) {
+      std::fprintf(stderr, "%s: %s\n", l.name.c_str(), error.c_str());
+      return 1;
+    }
+    const int64_t at =
+        (originInBuffer(*spec.find("t")->type, l) % ddtc::kMaxReadGranule +
+         ddtc::kMaxReadGranule) %
+        ddtc::kMaxReadGranule;
+    Result r;
+    r.v["origin_offset"] = (double)at;
+    if (countLayoutTraffic(plan.layout, l.count, at, at, model.params, r))
+      std::printf("%-26s granules %10.0f sectors %10.0f partial %10.0f "
+                  "pack %12.0f unpack %12.0f\n",
+                  l.name.c_str(), r.v["granules_read"], r.v["sectors_read"],
+                  r.v["partial_sectors_written"], r.v["pack_traffic_bytes"],
+                  r.v["unpack_traffic_bytes"]);
+    else
+      std::printf("%-26s %s\n", l.name.c_str(), r.s["traffic"].c_str());
+    std::fflush(stdout);
+    results.push_back({l.name, r});
+  }
+  std::map<std::string, double> global;
+  std::map<std::string, std::string> text;
+  recordTrafficModel(model, global, text);
+  text["mode"] = "count-traffic";
+  std::ofstream(outPath) << json(results, global, text, "none");
+  return 0;
+}
+
 int usage() {
   std::puts(
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
@@ -339,7 +391,9 @@ int usage() {
       "                  [--traffic-calibration CALIBRATION.json]\n"
       "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
-      "                  [--device-mib N] [--host-mib N]\n\n"
+      "                  [--device-mib N] [--host-mib N]\n"
+      "       ddtc-bench --count-traffic --layouts FILE.tsv --out FILE.json\n"
+      "                  [--only NAME]... [the traffic model options]\n\n"
       "Benchmarks ddtc pack/unpack against cudaMemcpy, cudaMemcpy2D/3D and\n"
       "pinned D2H copies on the current GPU, after checking the packed and\n"
       "unpacked bytes against the reference. FILE.tsv comes from\n"
@@ -368,6 +422,11 @@ int usage() {
       "k-th sector read or written, partial sectors, mapped host writes)\n"
       "over --device-mib (default 1024) of device memory and --host-mib\n"
       "(default 256) of mapped pinned host memory.\n"
+      "--count-traffic counts the traffic of every layout under the model,\n"
+      "with the buffers placed as the benchmark places them (allocations\n"
+      "256-byte aligned), and writes it without touching a GPU;\n"
+      "`bench/summarize.py --retraffic` divides an earlier run's kernel\n"
+      "times by it.\n"
       "--disk-child is internal: commit every layout from the disk cache and\n"
       "print the times.");
   return 0;
@@ -414,7 +473,7 @@ int main(int argc, char **argv) {
   double costOption = 0;
   const char *costOptionName = "";
   long long deviceMiB = 1024, hostMiB = 256;
-  bool check = true, diskChild = false, calibrate = false;
+  bool check = true, diskChild = false, calibrate = false, countOnly = false;
   std::string yaksaOption;
   double yaksaTimeout = 60;
   for (int i = 1; i < argc; ++i) {
@@ -458,6 +517,8 @@ int main(int argc, char **argv) {
       costOptionName = argv[i - 1];
     } else if (a == "--traffic-calibration" && i + 1 < argc)
       traffic.calibrationPath = argv[++i];
+    else if (a == "--count-traffic")
+      countOnly = true;
     else if (a == "--yaksa" && i + 1 < argc)
       yaksaOption = argv[++i];
     else if (a == "--yaksa-timeout" && i + 1 < argc)
@@ -486,6 +547,11 @@ int main(int argc, char **argv) {
                  hostMiB, deviceMiB);
     return 2;
   }
+  if (calibrate && countOnly) {
+    std::fprintf(stderr, "ddtc-bench: --calibrate-traffic and "
+                         "--count-traffic do not go together\n");
+    return 2;
+  }
   if (!calibrate && (layoutsPath.empty() || (outPath.empty() && !diskChild))) {
     std::fprintf(stderr, "ddtc-bench: --layouts and --out are required\n");
     return 2;
@@ -504,6 +570,8 @@ int main(int argc, char **argv) {
   if (!calibrate && !diskChild &&
       !chooseTrafficModel(traffic, granuleOption, costOption, costOptionName))
     return 2;
+  if (countOnly)
+    return countTrafficOnly(layouts, traffic, outPath);
   int deviceCount = 0;
   if (cudaGetDeviceCount(&deviceCount) != cudaSuccess || deviceCount == 0) {
     std::puts("ddtc-bench: no CUDA device");
