@@ -6,6 +6,13 @@ calibration (traffic-calibration.json, from ddtc-bench --calibrate-traffic)
 is appended to the summary when the run has one.
 
     python3 bench/summarize.py --dir bench/results/<run>
+
+With --retraffic COUNTS.json (from `ddtc-bench --count-traffic`, no GPU
+needed) it instead holds the run's kernel times against the traffic counted
+in COUNTS.json, a model the run did not use, and prints the traffic ratios
+both ways (writing nothing into the run's folder): the copy times for the
+new traffic are not measured but interpolated from the run's copies of
+other sizes.
 """
 
 import argparse
@@ -39,7 +46,14 @@ def disk_times(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", required=True)
+    parser.add_argument("--retraffic", metavar="COUNTS.json",
+                        help="re-derive the traffic ratios of the run in "
+                        "--dir from ddtc-bench --count-traffic's counts")
+    parser.add_argument("--out", help="with --retraffic: write the table "
+                        "here as well")
     args = parser.parse_args()
+    if args.retraffic:
+        return retraffic(args.dir, args.retraffic, args.out)
     ddtc = load(os.path.join(args.dir, "ddtc.json"))
     torch = load(os.path.join(args.dir, "torch.json")) or {"layouts": {}}
     disk = disk_times(os.path.join(args.dir, "disk-cache.log"))
@@ -158,10 +172,9 @@ def main():
             f"{fmt(r['hit_us'], '7.2f')} {fmt(r['yaksa_us'], '9.1f')} "
             f"{fmt(r['ddtc/yaksa'], '7.2f')} {fmt(r['up ddtc/yaksa'], '7.2f')} "
             f"{r['check']}")
-    if "partial_write_reads" in ddtc:
-        lines.append(f"traffic: sectors read + bytes written; an unpack pays "
-                     f"{ddtc['partial_write_reads']:g} sector read(s) per "
-                     f"sector it writes in part")
+    legend = traffic_legend(ddtc)
+    if legend:
+        lines.append(legend)
     lines += ["", "targets:"] + ["  " + t for t in targets]
     calibration = load(os.path.join(args.dir, "traffic-calibration.json"))
     if calibration:
@@ -178,6 +191,145 @@ def main():
                    "rows": rows, "targets": targets}, f, indent=1)
     print(text)
     plot(args.dir, ddtc, tl)
+    return 0
+
+
+def traffic_legend(ddtc):
+    """The traffic model a run of ddtc-bench divided by, in one line: the
+    read granule and partial write cost it records, or, for runs before
+    them, the sector model with its partial write reads."""
+    if "read_granule" in ddtc:
+        return (f"traffic: reads in {ddtc['read_granule']:g}-byte granules "
+                f"({ddtc.get('read_granule_from', '?')}), writes in 32-byte "
+                f"sectors, a sector written in part costing "
+                f"{ddtc['partial_write_cost']:.3g} full ones "
+                f"({ddtc.get('partial_write_cost_from', '?')})")
+    if "partial_write_reads" in ddtc:
+        return (f"traffic: sectors read + bytes written; an unpack pays "
+                f"{ddtc['partial_write_reads']:g} sector read(s) per sector "
+                f"it writes in part")
+    return None
+
+
+def copy_time_model(layouts):
+    """A function from bytes of traffic to the time cudaMemcpy D2D took to
+    move them in this run, from the copies timed for every layout (its
+    packed bytes, its traffic): grouped in half-octaves of size, each group
+    its median size and median time, linear between groups, proportional
+    beyond the largest and below the smallest. The groups smooth the noise
+    of single copies (a few percent); it is still an estimate, the copies of
+    other sizes were not timed."""
+    import math
+    groups = {}
+    for r in layouts.values():
+        pairs = [(2 * r.get("packed_bytes", 0), r.get("memcpy_d2d_us"))]
+        for what in ("pack", "unpack", "host"):
+            key = "host_device" if what == "host" else what
+            pairs.append((r.get(f"{key}_traffic_bytes"),
+                          r.get(f"memcpy_{what}_traffic_us")))
+        for traffic, us in pairs:
+            if traffic and us:
+                group = math.floor(2 * math.log2(traffic))
+                groups.setdefault(group, []).append((traffic, us))
+
+    def median(v):
+        v = sorted(v)
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+    points = sorted((median([b for b, _ in g]), median([t for _, t in g]))
+                    for g in groups.values())
+
+    def estimate(traffic):
+        if not points:
+            return None
+        if traffic <= points[0][0]:
+            return points[0][1] * traffic / points[0][0]
+        if traffic >= points[-1][0]:
+            return points[-1][1] * traffic / points[-1][0]
+        for (b0, t0), (b1, t1) in zip(points, points[1:]):
+            if b0 <= traffic <= b1:
+                return t0 + (t1 - t0) * (traffic - b0) / (b1 - b0)
+        return None
+    return estimate
+
+
+def retraffic(run_dir, counts_path, out_path):
+    """The run's traffic ratios against a model it did not use: each
+    direction's copy time for the new traffic over the kernel time the run
+    measured. The copy time is the layout's own copy of its old traffic,
+    scaled by how copy_time_model's estimate grows from the old traffic to
+    the new (so a layout whose traffic did not change keeps its ratio, and
+    the noise of the other copies does not move it)."""
+    ddtc = load(os.path.join(run_dir, "ddtc.json"))
+    counts = load(counts_path)
+    if not ddtc or not counts:
+        print(f"summarize: cannot read {run_dir}/ddtc.json or {counts_path}")
+        return 1
+    estimate = copy_time_model(ddtc["layouts"])
+    lines = [f"traffic ratios of {run_dir} ({ddtc.get('device')}), re-derived",
+             "  was: " + (traffic_legend(ddtc) or "traffic: -"),
+             "  now: " + (traffic_legend(counts) or "traffic: -"),
+             "  (copy times for traffic the run did not copy are "
+             "interpolated from its copies of other sizes)", "",
+             f"{'layout':26s} {'trafMiB':>8s} {'now':>8s} "
+             f"{'pk/traf':>7s} {'now':>7s} {'up/traf':>7s} {'now':>7s} "
+             f"{'ho/traf':>7s} {'now':>7s}"]
+    by = {}
+
+    def fmt(v, width):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return f"{v:{width}.3f}"
+        return f"{'-':>{width}s}"
+
+    for name, r in ddtc["layouts"].items():
+        c = counts.get("layouts", {}).get(name)
+        if not c or "pack_traffic_bytes" not in c or "pack_traffic_bytes" not in r:
+            continue
+        row = {"layout": name}
+        for what, kernel, key in (("pack", "pack_us", "pack_traffic_bytes"),
+                                  ("unpack", "unpack_us",
+                                   "unpack_traffic_bytes"),
+                                  ("host", "pack_to_host_us",
+                                   "host_device_traffic_bytes")):
+            us = r.get(f"memcpy_{what}_traffic_us")
+            same = abs(c[key] - r[key]) <= 1e-5 * max(r[key], 1)
+            if us and not same:
+                before, after = estimate(r[key]), estimate(c[key])
+                us = us * after / before if before and after else None
+            if us and r.get(kernel):
+                if what == "host":
+                    us = max(us, r.get("memcpy_d2h_us", 0))
+                row[f"{what}/traffic"] = us / r[kernel]
+            prefix = "host" if what == "host" else what
+            row[f"{prefix}/traffic was"] = r.get(f"{prefix}_vs_traffic")
+        row["MiB was"] = r["pack_traffic_bytes"] / 2**20
+        row["MiB"] = c["pack_traffic_bytes"] / 2**20
+        by[name] = row
+        lines.append(
+            f"{name:26s} {row['MiB was']:8.1f} {row['MiB']:8.1f} "
+            f"{fmt(row.get('pack/traffic was'), 7)} "
+            f"{fmt(row.get('pack/traffic'), 7)} "
+            f"{fmt(row.get('unpack/traffic was'), 7)} "
+            f"{fmt(row.get('unpack/traffic'), 7)} "
+            f"{fmt(row.get('host/traffic was'), 7)} "
+            f"{fmt(row.get('host/traffic'), 7)}")
+    if not by:
+        lines.append("(no layout of the run has traffic figures in both "
+                     "files: the run predates the traffic ratio, or the "
+                     "counts are of other layouts)")
+    targets = []
+    for key, what in (("pack/traffic", "pack"), ("unpack/traffic", "unpack"),
+                      ("host/traffic", "into mapped host")):
+        for suffix, when in ((" was", "was"), ("", "now")):
+            sub = {n: {key: by[n].get(key + suffix)} for n in by}
+            target(targets, sub, f"{what} >= 0.90 of the traffic limit, every "
+                   f"layout ({when})", list(sub), key, 0.90)
+    lines += ["", "targets:"] + ["  " + t for t in targets]
+    text = "\n".join(lines) + "\n"
+    if out_path:
+        with open(out_path, "w") as f:
+            f.write(text)
+    print(text)
     return 0
 
 

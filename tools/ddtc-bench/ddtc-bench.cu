@@ -140,42 +140,75 @@ struct Result {
 /// 1 GiB of host memory while they are counted.
 constexpr int64_t kTrafficMaxRuns = int64_t(1) << 26;
 
-/// Adds the traffic ratios of a layout whose kernels were timed in `r`: the
-/// sectors its source and unpack destination touch at their real alignment
-/// (TrafficModel.h), the time cudaMemcpy D2D needs to move each direction's
-/// traffic (a copy of N bytes moves 2N: half read, half written), and that
-/// time over the kernel's. Into mapped host memory the limit is the slower
-/// of the source's sectors at the memcpy rate and the pinned D2H copy of the
-/// packed bytes.
-void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
-                      const void *source, const void *unpackDest,
-                      int partialWriteReads, int reps, Result &r) {
-  auto mod32 = [](const void *p) { return (int64_t)((uintptr_t)p % 32); };
+/// Where the benchmark puts a layout's origin in its buffers: allocations
+/// (cudaMalloc, 256-byte aligned) start at the lowest byte the instances
+/// touch or at the lower bound, whichever is lower, then `offset` further.
+int64_t originInBuffer(const ddtc::Datatype &tree, const Layout &l) {
+  int64_t lo = 0, hi = 0;
+  std::string error;
+  ddtc::touchedSpan(tree, l.count, lo, hi, error);
+  return l.offset - std::min(lo, tree.layout().lb);
+}
+
+/// The offset of `p` past a boundary of the largest read granule (a
+/// multiple of every granule and of the sector).
+int64_t granuleOffset(const void *p) {
+  return (int64_t)((uintptr_t)p % ddtc::kMaxReadGranule);
+}
+
+/// Counts the traffic of a layout whose source lies `sourceOffset` and
+/// whose unpack destination lies `destOffset` past a granule boundary
+/// (TrafficModel.h), into the fields of `r` the JSON reports. False, with
+/// r.s["traffic"] saying why, when the layout has too many runs to count.
+bool countLayoutTraffic(const ddtc::CanonicalLayout &layout, int64_t count,
+                        int64_t sourceOffset, int64_t destOffset,
+                        const ddtc::TrafficParams &params, Result &r) {
   ddtc::SectorFootprint src, dst;
   std::string error;
   // Counting lists every run (seconds for 16M runs): once per alignment.
-  bool counted = ddtc::countSectorFootprint(layout, count, mod32(source),
-                                            kTrafficMaxRuns, src, error);
+  bool counted = ddtc::countSectorFootprint(layout, count, sourceOffset,
+                                            params.readGranule, kTrafficMaxRuns,
+                                            src, error);
   dst = src;
-  if (counted && mod32(unpackDest) != mod32(source))
-    counted = ddtc::countSectorFootprint(layout, count, mod32(unpackDest),
-                                         kTrafficMaxRuns, dst, error);
+  if (counted && destOffset != sourceOffset)
+    counted = ddtc::countSectorFootprint(layout, count, destOffset,
+                                         params.readGranule, kTrafficMaxRuns,
+                                         dst, error);
   if (!counted) {
     r.s["traffic"] = "not counted: " + error;
-    return;
+    return false;
   }
   const ddtc::Traffic pack = ddtc::packTraffic(src);
-  const ddtc::Traffic unpack = ddtc::unpackTraffic(dst, partialWriteReads);
+  const ddtc::Traffic unpack =
+      ddtc::unpackTraffic(dst, params.partialWriteCost);
   const ddtc::Traffic hostSide = ddtc::packToHostDeviceTraffic(src);
   r.v["sectors_read"] = (double)src.sectors;
+  r.v["granules_read"] = (double)src.granules;
   r.v["sectors_written"] = (double)dst.sectors;
   r.v["partial_sectors_written"] = (double)dst.partialSectors;
   r.v["pack_traffic_bytes"] = (double)pack.total();
   r.v["unpack_traffic_bytes"] = (double)unpack.total();
   r.v["host_device_traffic_bytes"] = (double)hostSide.total();
+  return true;
+}
 
-  const int64_t most =
-      std::max({pack.total(), unpack.total(), hostSide.total()}) / 2 + 1;
+/// Adds the traffic ratios of a layout whose kernels were timed in `r`: the
+/// traffic its source and unpack destination force at their real alignment
+/// (countLayoutTraffic), the time cudaMemcpy D2D needs to move each
+/// direction's traffic (a copy of N bytes moves 2N: half read, half
+/// written), and that time over the kernel's. Into mapped host memory the
+/// limit is the slower of the source's granules at the memcpy rate and the
+/// pinned D2H copy of the packed bytes.
+void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
+                      const void *source, const void *unpackDest,
+                      const ddtc::TrafficParams &params, int reps, Result &r) {
+  if (!countLayoutTraffic(layout, count, granuleOffset(source),
+                          granuleOffset(unpackDest), params, r))
+    return;
+  const int64_t pack = (int64_t)r.v["pack_traffic_bytes"],
+                unpack = (int64_t)r.v["unpack_traffic_bytes"],
+                hostSide = (int64_t)r.v["host_device_traffic_bytes"];
+  const int64_t most = std::max({pack, unpack, hostSide}) / 2 + 1;
   unsigned char *a = nullptr, *b = nullptr;
   CHECK_CUDA(cudaMalloc(&a, most));
   CHECK_CUDA(cudaMalloc(&b, most));
@@ -189,9 +222,9 @@ void addTrafficRatios(const ddtc::CanonicalLayout &layout, int64_t count,
         reps);
     return memcpyUs[traffic] = us;
   };
-  r.v["memcpy_pack_traffic_us"] = moving(pack.total());
-  r.v["memcpy_unpack_traffic_us"] = moving(unpack.total());
-  r.v["memcpy_host_traffic_us"] = moving(hostSide.total());
+  r.v["memcpy_pack_traffic_us"] = moving(pack);
+  r.v["memcpy_unpack_traffic_us"] = moving(unpack);
+  r.v["memcpy_host_traffic_us"] = moving(hostSide);
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   r.v["pack_vs_traffic"] = r.v["memcpy_pack_traffic_us"] / r.v["pack_us"];
@@ -211,13 +244,27 @@ std::string ratioText(const Result &r, const char *key) {
   return buf;
 }
 
+/// `text` between the quotes of a JSON string.
+std::string jsonEscaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string json(const std::vector<std::pair<std::string, Result>> &rs,
                  const std::map<std::string, double> &global,
+                 const std::map<std::string, std::string> &globalText,
                  const std::string &device) {
   std::ostringstream os;
   os << "{\n \"device\": \"" << device << "\",\n";
   for (auto &[k, v] : global)
     os << " \"" << k << "\": " << v << ",\n";
+  for (auto &[k, v] : globalText)
+    os << " \"" << k << "\": \"" << jsonEscaped(v) << "\",\n";
   os << " \"layouts\": {\n";
   for (size_t i = 0; i < rs.size(); ++i) {
     os << "  \"" << rs[i].first << "\": {";
@@ -236,14 +283,117 @@ std::string json(const std::vector<std::pair<std::string, Result>> &rs,
   return os.str();
 }
 
+/// The traffic model's parameters and, per parameter, where it came from:
+/// "default", "calibration" or the option that set it.
+struct TrafficModelChoice {
+  ddtc::TrafficParams params;
+  std::string granuleFrom = "default", costFrom = "default";
+  std::string calibrationPath;
+};
+
+/// Sets the parameters from the calibration file, if any, then from the
+/// options given (which win); prints the model and the calibration's notes.
+/// False, with a message, when the file cannot be used.
+bool chooseTrafficModel(TrafficModelChoice &c, long long granuleOption,
+                        double costOption, const char *costOptionName) {
+  if (!c.calibrationPath.empty()) {
+    ddtc::CalibratedTraffic cal;
+    std::string error;
+    if (!ddtc::loadTrafficCalibration(c.calibrationPath, cal, error)) {
+      std::fprintf(stderr, "ddtc-bench: --traffic-calibration: %s\n",
+                   error.c_str());
+      return false;
+    }
+    for (const std::string &n : cal.notes)
+      std::printf("traffic calibration: %s\n", n.c_str());
+    c.params = cal.params;
+    if (cal.readGranuleDerived)
+      c.granuleFrom = "calibration";
+    if (cal.partialWriteCostDerived)
+      c.costFrom = "calibration";
+  }
+  if (granuleOption > 0) {
+    c.params.readGranule = granuleOption;
+    c.granuleFrom = "--read-granule";
+  }
+  if (costOption > 0) {
+    c.params.partialWriteCost = costOption;
+    c.costFrom = costOptionName;
+  }
+  std::printf("traffic model: reads in %lld-byte granules (%s), a sector "
+              "written in part costs %.3g full sector writes (%s)\n",
+              (long long)c.params.readGranule, c.granuleFrom.c_str(),
+              c.params.partialWriteCost, c.costFrom.c_str());
+  return true;
+}
+
+/// The model into the JSON's top level, so a summary says what it divided
+/// by.
+void recordTrafficModel(const TrafficModelChoice &c,
+                        std::map<std::string, double> &global,
+                        std::map<std::string, std::string> &text) {
+  global["read_granule"] = (double)c.params.readGranule;
+  global["partial_write_cost"] = c.params.partialWriteCost;
+  text["read_granule_from"] = c.granuleFrom;
+  text["partial_write_cost_from"] = c.costFrom;
+  if (!c.calibrationPath.empty())
+    text["traffic_calibration"] = c.calibrationPath;
+}
+
+/// --count-traffic: the traffic of every layout under the model, with the
+/// buffers placed as the benchmark places them, and nothing run on a GPU.
+/// bench/summarize.py --retraffic holds an earlier run's kernel times
+/// against it.
+int countTrafficOnly(const std::vector<Layout> &layouts,
+                     const TrafficModelChoice &model,
+                     const std::string &outPath) {
+  std::vector<std::pair<std::string, Result>> results;
+  for (const Layout &l : layouts) {
+    ddtc::SpecFile spec;
+    std::string error;
+    ddtc::KernelPlan plan;
+    if (!ddtc::parseSpec(l.spec, l.name, spec, error) ||
+        !ddtc::planKernel(*spec.find("t")->type, plan, error)) {
+      std::fprintf(stderr, "%s: %s\n", l.name.c_str(), error.c_str());
+      return 1;
+    }
+    const int64_t at =
+        (originInBuffer(*spec.find("t")->type, l) % ddtc::kMaxReadGranule +
+         ddtc::kMaxReadGranule) %
+        ddtc::kMaxReadGranule;
+    Result r;
+    r.v["origin_offset"] = (double)at;
+    if (countLayoutTraffic(plan.layout, l.count, at, at, model.params, r))
+      std::printf("%-26s granules %10.0f sectors %10.0f partial %10.0f "
+                  "pack %12.0f unpack %12.0f\n",
+                  l.name.c_str(), r.v["granules_read"], r.v["sectors_read"],
+                  r.v["partial_sectors_written"], r.v["pack_traffic_bytes"],
+                  r.v["unpack_traffic_bytes"]);
+    else
+      std::printf("%-26s %s\n", l.name.c_str(), r.s["traffic"].c_str());
+    std::fflush(stdout);
+    results.push_back({l.name, r});
+  }
+  std::map<std::string, double> global;
+  std::map<std::string, std::string> text;
+  recordTrafficModel(model, global, text);
+  text["mode"] = "count-traffic";
+  std::ofstream(outPath) << json(results, global, text, "none");
+  return 0;
+}
+
 int usage() {
   std::puts(
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
       "                  [--only NAME]... [--no-check] [--disk-child]\n"
-      "                  [--partial-write-reads 0|1]\n"
+      "                  [--read-granule 32|64|128]\n"
+      "                  [--partial-write-cost F]\n"
+      "                  [--traffic-calibration CALIBRATION.json]\n"
       "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
-      "                  [--device-mib N] [--host-mib N]\n\n"
+      "                  [--device-mib N] [--host-mib N]\n"
+      "       ddtc-bench --count-traffic --layouts FILE.tsv --out FILE.json\n"
+      "                  [--only NAME]... [the traffic model options]\n\n"
       "Benchmarks ddtc pack/unpack against cudaMemcpy, cudaMemcpy2D/3D and\n"
       "pinned D2H copies on the current GPU, after checking the packed and\n"
       "unpacked bytes against the reference. FILE.tsv comes from\n"
@@ -251,10 +401,17 @@ int usage() {
       "DDTC_CACHE_DIR is a new, empty folder\n"
       "(bench/run-gpu.sh makes one).\n"
       "The traffic ratio is the time cudaMemcpy needs to move the DRAM\n"
-      "traffic a layout forces (32-byte sectors of the strided side, the\n"
-      "packed bytes) over the kernel's time; --partial-write-reads says how\n"
-      "many sector reads an unpack pays per sector it writes in part\n"
-      "(default 1).\n"
+      "traffic a layout forces over the kernel's time. The strided side is\n"
+      "read in aligned granules of --read-granule bytes (default 64: a\n"
+      "granule is read whole if any byte of it is needed) and written in\n"
+      "32-byte sectors, a sector written in part costing --partial-write-cost\n"
+      "full sector writes (default 2.2); the packed side moves its bytes.\n"
+      "The defaults are an H100's calibration. --traffic-calibration takes\n"
+      "both from a file of --calibrate-traffic instead (a parameter the file\n"
+      "lacks keeps its default, and a line says so); the two options above\n"
+      "override the file. --partial-write-reads N, the older option, is\n"
+      "--partial-write-cost 1+N (N = 0 or 1: a partial sector costs its\n"
+      "write and N sector reads). The JSON records the values used.\n"
       "--yaksa LIB (default: $DDTC_YAKSA_LIB) loads MPICH's datatype engine\n"
       "(libyaksa.so, with CUDA) and runs it on every layout beside ddtc:\n"
       "its bytes checked against ddtc's, then timed the same way. A Yaksa\n"
@@ -265,6 +422,11 @@ int usage() {
       "k-th sector read or written, partial sectors, mapped host writes)\n"
       "over --device-mib (default 1024) of device memory and --host-mib\n"
       "(default 256) of mapped pinned host memory.\n"
+      "--count-traffic counts the traffic of every layout under the model,\n"
+      "with the buffers placed as the benchmark places them (allocations\n"
+      "256-byte aligned), and writes it without touching a GPU;\n"
+      "`bench/summarize.py --retraffic` divides an earlier run's kernel\n"
+      "times by it.\n"
       "--disk-child is internal: commit every layout from the disk cache and\n"
       "print the times.");
   return 0;
@@ -286,14 +448,32 @@ long long intArg(const char *option, const char *text, long long lo,
   return v;
 }
 
+/// A number within [lo, hi], or exit with a message naming the option.
+double numberArg(const char *option, const char *text, double lo, double hi) {
+  char *end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != 0 || !(v >= lo && v <= hi)) {
+    std::fprintf(stderr,
+                 "ddtc-bench: %s takes a number from %g to %g, not "
+                 "'%s'\n",
+                 option, lo, hi, text);
+    std::exit(2);
+  }
+  return v;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string layoutsPath, outPath;
   std::vector<std::string> only;
-  int reps = 20, partialWriteReads = 1;
+  int reps = 20;
+  TrafficModelChoice traffic;
+  long long granuleOption = 0;
+  double costOption = 0;
+  const char *costOptionName = "";
   long long deviceMiB = 1024, hostMiB = 256;
-  bool check = true, diskChild = false, calibrate = false;
+  bool check = true, diskChild = false, calibrate = false, countOnly = false;
   std::string yaksaOption;
   double yaksaTimeout = 60;
   for (int i = 1; i < argc; ++i) {
@@ -312,8 +492,33 @@ int main(int argc, char **argv) {
       check = false;
     else if (a == "--disk-child")
       diskChild = true;
-    else if (a == "--partial-write-reads" && i + 1 < argc)
-      partialWriteReads = (int)intArg(a.c_str(), argv[++i], 0, 1);
+    else if (a == "--read-granule" && i + 1 < argc) {
+      granuleOption = intArg(a.c_str(), argv[++i], 32, 128);
+      if (!ddtc::isValidReadGranule(granuleOption)) {
+        std::fprintf(stderr,
+                     "ddtc-bench: --read-granule takes 32, 64 or "
+                     "128, not '%s'\n",
+                     argv[i]);
+        return 2;
+      }
+    } else if ((a == "--partial-write-cost" || a == "--partial-write-reads") &&
+               i + 1 < argc) {
+      if (costOption > 0) {
+        std::fprintf(stderr, "ddtc-bench: give one of --partial-write-cost "
+                             "and --partial-write-reads, once\n");
+        return 2;
+      }
+      // --partial-write-reads N: the write and N sector reads.
+      costOption =
+          a == "--partial-write-cost"
+              ? numberArg(a.c_str(), argv[++i], ddtc::kMinPartialWriteCost,
+                          ddtc::kMaxPartialWriteCost)
+              : 1.0 + (double)intArg(a.c_str(), argv[++i], 0, 1);
+      costOptionName = argv[i - 1];
+    } else if (a == "--traffic-calibration" && i + 1 < argc)
+      traffic.calibrationPath = argv[++i];
+    else if (a == "--count-traffic")
+      countOnly = true;
     else if (a == "--yaksa" && i + 1 < argc)
       yaksaOption = argv[++i];
     else if (a == "--yaksa-timeout" && i + 1 < argc)
@@ -342,6 +547,11 @@ int main(int argc, char **argv) {
                  hostMiB, deviceMiB);
     return 2;
   }
+  if (calibrate && countOnly) {
+    std::fprintf(stderr, "ddtc-bench: --calibrate-traffic and "
+                         "--count-traffic do not go together\n");
+    return 2;
+  }
   if (!calibrate && (layoutsPath.empty() || (outPath.empty() && !diskChild))) {
     std::fprintf(stderr, "ddtc-bench: --layouts and --out are required\n");
     return 2;
@@ -356,6 +566,12 @@ int main(int argc, char **argv) {
                                                     l.name) == only.end();
                                  }),
                   layouts.end());
+  // Before any GPU work, so a bad calibration file stops the run at once.
+  if (!calibrate && !diskChild &&
+      !chooseTrafficModel(traffic, granuleOption, costOption, costOptionName))
+    return 2;
+  if (countOnly)
+    return countTrafficOnly(layouts, traffic, outPath);
   int deviceCount = 0;
   if (cudaGetDeviceCount(&deviceCount) != cudaSuccess || deviceCount == 0) {
     std::puts("ddtc-bench: no CUDA device");
@@ -391,6 +607,8 @@ int main(int argc, char **argv) {
   std::string device = prop.name;
 
   std::map<std::string, double> global;
+  std::map<std::string, std::string> globalText;
+  recordTrafficModel(traffic, global, globalText);
   // The empty kernel: a single launch waited for, and back-to-back launches.
   global["empty_kernel_us"] = timeUs([] { emptyKernel<<<1, 32>>>(); }, 200, 20);
   {
@@ -442,7 +660,7 @@ int main(int argc, char **argv) {
         r.s["yaksa"] = "timed out: " + what;
         sofar.push_back({currentName, r});
       }
-      std::ofstream(outPath) << json(sofar, global, device);
+      std::ofstream(outPath) << json(sofar, global, globalText, device);
     });
   } else {
     global["yaksa_run"] = 0;
@@ -620,8 +838,8 @@ int main(int argc, char **argv) {
       r.v["pack_vs_memcpy2d3d"] = alt / r.v["pack_us"];
     r.v["host_vs_d2h"] = r.v["memcpy_d2h_us"] / r.v["pack_to_host_us"];
     r.v["pack_GBps"] = packed / r.v["pack_us"] / 1e3;
-    addTrafficRatios(plan.layout, l.count, origin, backOrigin,
-                     partialWriteReads, reps, r);
+    addTrafficRatios(plan.layout, l.count, origin, backOrigin, traffic.params,
+                     reps, r);
     if (withYaksa) {
       ddtc::YaksaLayout yl;
       yl.type = t;
@@ -675,11 +893,10 @@ int main(int argc, char **argv) {
   ddtc_stats stats;
   CHECK_DDTC(ddtc_get_stats(&stats));
   global["nvrtc_compiles"] = (double)stats.nvrtc_compiles;
-  global["partial_write_reads"] = partialWriteReads;
   global["generic_launches"] = (double)stats.generic_launches;
   global["specialized_launches"] = (double)stats.specialized_launches;
   watchdog.reset(); // no Yaksa call is left to watch
-  std::ofstream(outPath) << json(results, global, device);
+  std::ofstream(outPath) << json(results, global, globalText, device);
   std::printf("empty kernel: %.2f us waited, %.2f us back to back\n",
               global["empty_kernel_us"],
               global["empty_kernel_back_to_back_us"]);
