@@ -23,7 +23,9 @@
 #      (a Yaksa call that does not return within DDTC_YAKSA_TIMEOUT seconds,
 #      default 60, marks its layout "timed out"; the layouts left run in a
 #      new process);
-#      then the traffic calibration (the model's assumptions, measured);
+#      the traffic calibration runs first (the model's assumptions,
+#      measured), and the traffic ratios use the read granule and
+#      partial-write cost it found;
 #      the transpose once more with DDTC_TILES=0 (the strided kernels
 #      instead of the shared-memory tile kernels: ddtc-notiles.json);
 #   5. the torch baseline on the same layouts;
@@ -152,8 +154,16 @@ else
   echo "== Yaksa: not run (set DDTC_YAKSA_LIB to a libyaksa.so that" \
     "bench/build-yaksa.sh built): its columns say not run"
 fi
+# The traffic calibration first, so that the traffic ratios use this GPU's
+# own read granule and partial-write cost (a failed calibration leaves the
+# defaults, and the benchmark says so).
+step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \
+  --out "$out/traffic-calibration.json"
+calibration=()
+[ -s "$out/traffic-calibration.json" ] &&
+  calibration=(--traffic-calibration "$out/traffic-calibration.json")
 ok_rc=85 step bench timeout 500 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" \
-  --out "$out/ddtc.json" "${yaksa[@]}"
+  --out "$out/ddtc.json" "${calibration[@]}" "${yaksa[@]}"
 rc=$?
 # 85: a Yaksa call did not return; ddtc.json holds the layouts done. The
 # others run in new processes (each may stop the same way), merged in.
@@ -168,7 +178,7 @@ while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
   [ ${#only[@]} -eq 0 ] && break
   ok_rc=85 step "bench-part-$part" timeout 500 "$build/bin/ddtc-bench" \
     --layouts "$out/layouts.tsv" --out "$out/ddtc-part-$part.json" \
-    "${yaksa[@]}" "${only[@]}"
+    "${calibration[@]}" "${yaksa[@]}" "${only[@]}"
   rc=$?
   python3 "$root/bench/bench-parts.py" merge "$out/ddtc.json" \
     "$out/ddtc-part-$part.json"
@@ -180,8 +190,6 @@ step bench-notiles timeout 120 env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
   --out "$out/ddtc-notiles.json"
 step disk-cache timeout 120 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
   --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
-step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \
-  --out "$out/traffic-calibration.json"
 (cd "$root/bench" && step torch timeout 300 python3 torch_baseline.py --out "$out/torch.json")
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
 cat "$out/summary.txt" 2>/dev/null
