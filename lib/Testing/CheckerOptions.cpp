@@ -104,6 +104,33 @@ bool finishCheckerOptions(const CheckerOptions &o, std::string &error) {
   return true;
 }
 
+bool parseCheckerArgs(int argc, char **argv, CheckerOptions &o,
+                      const char *help, const char *version,
+                      const std::function<OptionResult(int &i)> &own,
+                      std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(help, stdout);
+      std::exit(0);
+    }
+    if (a == "--version") {
+      std::fputs(version, stdout);
+      std::exit(0);
+    }
+    OptionResult r = parseCheckerOption(argc, argv, i, o, error);
+    if (r == OptionResult::NotTaken)
+      r = own(i);
+    if (r == OptionResult::Error)
+      return false;
+    if (r == OptionResult::NotTaken) {
+      error = "unknown option " + a;
+      return false;
+    }
+  }
+  return finishCheckerOptions(o, error);
+}
+
 bool loadCheckedBindings(const CheckerOptions &o, const char *tool,
                          SpecFile &spec, std::vector<const SpecBinding *> &out) {
   std::ifstream in(o.file, std::ios::binary);
