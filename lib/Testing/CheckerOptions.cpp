@@ -3,9 +3,11 @@
 #include "ddtc/Testing/CheckerOptions.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace ddtc {
@@ -129,6 +131,16 @@ bool parseCheckerArgs(int argc, char **argv, CheckerOptions &o,
     }
   }
   return finishCheckerOptions(o, error);
+}
+
+void chooseRandomSeed(CheckerOptions &o) {
+  if (!o.seedGiven)
+    o.seed = std::random_device{}() ^
+             (static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())
+              << 1);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
 }
 
 bool loadCheckedBindings(const CheckerOptions &o, const char *tool,

@@ -631,13 +631,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
 }
 
 int runRandom(Options &o) {
-  if (!o.seedGiven)
-    o.seed = std::random_device{}() ^
-             (static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())
-              << 1);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
-  std::fflush(stdout);
+  chooseRandomSeed(o);
   RandomDatatypeOptions gen;
   gen.maxDepth = o.maxDepth;
   if (o.maxPacked > 0) {

@@ -16,7 +16,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -526,13 +525,7 @@ void printSmallest(const Options &o, Checker &checker, const TypeRef &type,
 }
 
 int runRandom(Options &o, Checker &checker) {
-  if (!o.seedGiven)
-    o.seed = std::random_device{}() ^
-             (static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())
-              << 1);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
-  std::fflush(stdout);
+  chooseRandomSeed(o);
   RandomDatatypeOptions gen;
   gen.maxDepth = o.maxDepth;
   char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {0};

@@ -57,6 +57,11 @@ bool parseCheckerArgs(int argc, char **argv, CheckerOptions &o,
                       const std::function<OptionResult(int &i)> &own,
                       std::string &error);
 
+/// Sets the seed of a --random run, unless --seed gave one, from the random
+/// device and the clock, and prints it first ("seed: N") so that the run can
+/// be repeated.
+void chooseRandomSeed(CheckerOptions &o);
+
 /// A whole decimal, hexadecimal (0x) or octal (0) 64-bit integer.
 bool parseInt64(const char *text, int64_t &out);
 
