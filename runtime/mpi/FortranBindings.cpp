@@ -645,11 +645,16 @@ DDTC_FORTRAN(imrecv, IMRECV)
 
 //===-- Requests ----------------------------------------------------------===//
 
-DDTC_FORTRAN_IMPL ddtc_fortran_start(MPI_Fint *request, MPI_Fint *ierr) {
-  RequestInOut r(request);
-  finish(ierr, MPI_Start(r.get()), r);
-}
-DDTC_FORTRAN(start, START)
+// Start, Request_free, Type_commit and Type_free: one handle, which the call
+// reads and may change.
+#define DDTC_FORTRAN_HANDLE(lower, upper, Name, HandleInOut)                   \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *handle, MPI_Fint *ierr) {   \
+    HandleInOut h(handle);                                                     \
+    finish(ierr, MPI_##Name(h.get()), h);                                      \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_HANDLE(start, START, Start, RequestInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_startall(MPI_Fint *count, MPI_Fint *requests,
                                         MPI_Fint *ierr) {
@@ -789,12 +794,7 @@ DDTC_FORTRAN_IMPL ddtc_fortran_testsome(MPI_Fint *incount, MPI_Fint *requests,
 }
 DDTC_FORTRAN(testsome, TESTSOME)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_request_free(MPI_Fint *request,
-                                            MPI_Fint *ierr) {
-  RequestInOut r(request);
-  finish(ierr, MPI_Request_free(r.get()), r);
-}
-DDTC_FORTRAN(request_free, REQUEST_FREE)
+DDTC_FORTRAN_HANDLE(request_free, REQUEST_FREE, Request_free, RequestInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_cancel(MPI_Fint *request, MPI_Fint *ierr) {
   MPI_Request r = MPI_Request_f2c(*request);
@@ -844,18 +844,8 @@ DDTC_FORTRAN_IMPL ddtc_fortran_get_elements(MPI_Fint *status,
 }
 DDTC_FORTRAN(get_elements, GET_ELEMENTS)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_type_commit(MPI_Fint *datatype,
-                                           MPI_Fint *ierr) {
-  TypeInOut t(datatype);
-  finish(ierr, MPI_Type_commit(t.get()), t);
-}
-DDTC_FORTRAN(type_commit, TYPE_COMMIT)
-
-DDTC_FORTRAN_IMPL ddtc_fortran_type_free(MPI_Fint *datatype, MPI_Fint *ierr) {
-  TypeInOut t(datatype);
-  finish(ierr, MPI_Type_free(t.get()), t);
-}
-DDTC_FORTRAN(type_free, TYPE_FREE)
+DDTC_FORTRAN_HANDLE(type_commit, TYPE_COMMIT, Type_commit, TypeInOut)
+DDTC_FORTRAN_HANDLE(type_free, TYPE_FREE, Type_free, TypeInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_pack(void *inbuf, MPI_Fint *incount,
                                     MPI_Fint *datatype, void *outbuf,
