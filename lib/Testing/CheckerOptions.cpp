@@ -3,9 +3,11 @@
 #include "ddtc/Testing/CheckerOptions.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace ddtc {
@@ -102,6 +104,43 @@ bool finishCheckerOptions(const CheckerOptions &o, std::string &error) {
     return false;
   }
   return true;
+}
+
+bool parseCheckerArgs(int argc, char **argv, CheckerOptions &o,
+                      const char *help, const char *version,
+                      const std::function<OptionResult(int &i)> &own,
+                      std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(help, stdout);
+      std::exit(0);
+    }
+    if (a == "--version") {
+      std::fputs(version, stdout);
+      std::exit(0);
+    }
+    OptionResult r = parseCheckerOption(argc, argv, i, o, error);
+    if (r == OptionResult::NotTaken)
+      r = own(i);
+    if (r == OptionResult::Error)
+      return false;
+    if (r == OptionResult::NotTaken) {
+      error = "unknown option " + a;
+      return false;
+    }
+  }
+  return finishCheckerOptions(o, error);
+}
+
+void chooseRandomSeed(CheckerOptions &o) {
+  if (!o.seedGiven)
+    o.seed = std::random_device{}() ^
+             (static_cast<uint64_t>(
+                  std::chrono::steady_clock::now().time_since_epoch().count())
+              << 1);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
 }
 
 bool loadCheckedBindings(const CheckerOptions &o, const char *tool,

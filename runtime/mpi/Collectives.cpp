@@ -284,23 +284,30 @@ DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
   return started(PMPI_Ibcast(c.rp, count, type, root, comm, req), c, comm, req);
 }
 
-DDTC_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype,
-                           void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                           MPI_Comm comm) {
-  progress();
-  Copies c = gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return done(PMPI_Gather(c.sp, scount, stype, c.rp, rcount, rtype, root, comm),
-              c, comm);
-}
-DDTC_EXPORT int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype,
-                            void *rbuf, int rcount, MPI_Datatype rtype,
-                            int root, MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c = gatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return started(
-      PMPI_Igather(c.sp, scount, stype, c.rp, rcount, rtype, root, comm, req),
-      c, comm, req);
-}
+// Gather and Scatter: a count and a type on each side, a root.
+#define DDTC_ROOTED(Name, IName, copies)                                       \
+  DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
+                             void *rbuf, int rcount, MPI_Datatype rtype,       \
+                             int root, MPI_Comm comm) {                        \
+    progress();                                                                \
+    Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);   \
+    return done(                                                               \
+        PMPI_##Name(c.sp, scount, stype, c.rp, rcount, rtype, root, comm), c,  \
+        comm);                                                                 \
+  }                                                                            \
+  DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
+                              MPI_Datatype stype, void *rbuf, int rcount,      \
+                              MPI_Datatype rtype, int root, MPI_Comm comm,     \
+                              MPI_Request *req) {                              \
+    progress();                                                                \
+    Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);   \
+    return started(PMPI_##IName(c.sp, scount, stype, c.rp, rcount, rtype,      \
+                                root, comm, req),                              \
+                   c, comm, req);                                              \
+  }
+
+DDTC_ROOTED(Gather, Igather, gatherCopies)
+DDTC_ROOTED(Scatter, Iscatter, scatterCopies)
 
 DDTC_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype,
                             void *rbuf, const int rcounts[], const int displs[],
@@ -322,27 +329,6 @@ DDTC_EXPORT int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype,
   return started(PMPI_Igatherv(c.sp, scount, stype, c.rp, rcounts, displs,
                                rtype, root, comm, req),
                  c, comm, req);
-}
-
-DDTC_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype,
-                            void *rbuf, int rcount, MPI_Datatype rtype,
-                            int root, MPI_Comm comm) {
-  progress();
-  Copies c =
-      scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return done(
-      PMPI_Scatter(c.sp, scount, stype, c.rp, rcount, rtype, root, comm), c,
-      comm);
-}
-DDTC_EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype,
-                             void *rbuf, int rcount, MPI_Datatype rtype,
-                             int root, MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c =
-      scatterCopies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-  return started(
-      PMPI_Iscatter(c.sp, scount, stype, c.rp, rcount, rtype, root, comm, req),
-      c, comm, req);
 }
 
 DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
@@ -368,23 +354,28 @@ DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
                  c, comm, req);
 }
 
-DDTC_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
-                              void *rbuf, int rcount, MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  progress();
-  Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return done(PMPI_Allgather(c.sp, scount, stype, c.rp, rcount, rtype, comm), c,
-              comm);
-}
-DDTC_EXPORT int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype,
-                               void *rbuf, int rcount, MPI_Datatype rtype,
-                               MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c = allgatherCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return started(
-      PMPI_Iallgather(c.sp, scount, stype, c.rp, rcount, rtype, comm, req), c,
-      comm, req);
-}
+// Allgather and Alltoall: a count and a type on each side, no root.
+#define DDTC_ALL_TO_ALL(Name, IName, copies)                                   \
+  DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
+                             void *rbuf, int rcount, MPI_Datatype rtype,       \
+                             MPI_Comm comm) {                                  \
+    progress();                                                                \
+    Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, comm);         \
+    return done(PMPI_##Name(c.sp, scount, stype, c.rp, rcount, rtype, comm),   \
+                c, comm);                                                      \
+  }                                                                            \
+  DDTC_EXPORT int MPI_##IName(                                                 \
+      const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,            \
+      int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req) {       \
+    progress();                                                                \
+    Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, comm);         \
+    return started(                                                            \
+        PMPI_##IName(c.sp, scount, stype, c.rp, rcount, rtype, comm, req), c,  \
+        comm, req);                                                            \
+  }
+
+DDTC_ALL_TO_ALL(Allgather, Iallgather, allgatherCopies)
+DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies)
 
 DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype,
                                void *rbuf, const int rcounts[],
@@ -410,73 +401,34 @@ DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
                  c, comm, req);
 }
 
-DDTC_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype,
-                             void *rbuf, int rcount, MPI_Datatype rtype,
-                             MPI_Comm comm) {
-  progress();
-  Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return done(PMPI_Alltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm), c,
-              comm);
-}
-DDTC_EXPORT int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype,
-                              void *rbuf, int rcount, MPI_Datatype rtype,
-                              MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c = alltoallCopies(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  return started(
-      PMPI_Ialltoall(c.sp, scount, stype, c.rp, rcount, rtype, comm, req), c,
-      comm, req);
-}
+// Alltoallv and Alltoallw: counts and displacements per process on each
+// side, with one type a side (Alltoallv) or one per process (Alltoallw).
+#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types)                          \
+  DDTC_EXPORT int MPI_##Name(const void *sbuf, const int scounts[],            \
+                             const int sdispls[], Types stypes, void *rbuf,    \
+                             const int rcounts[], const int rdispls[],         \
+                             Types rtypes, MPI_Comm comm) {                    \
+    progress();                                                                \
+    Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
+                      rtypes, comm);                                           \
+    return done(PMPI_##Name(c.sp, scounts, sdispls, stypes, c.rp, rcounts,     \
+                            rdispls, rtypes, comm),                            \
+                c, comm);                                                      \
+  }                                                                            \
+  DDTC_EXPORT int MPI_##IName(const void *sbuf, const int scounts[],           \
+                              const int sdispls[], Types stypes, void *rbuf,   \
+                              const int rcounts[], const int rdispls[],        \
+                              Types rtypes, MPI_Comm comm, MPI_Request *req) { \
+    progress();                                                                \
+    Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
+                      rtypes, comm);                                           \
+    return started(PMPI_##IName(c.sp, scounts, sdispls, stypes, c.rp, rcounts, \
+                                rdispls, rtypes, comm, req),                   \
+                   c, comm, req);                                              \
+  }
 
-DDTC_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[],
-                              const int sdispls[], MPI_Datatype stype,
-                              void *rbuf, const int rcounts[],
-                              const int rdispls[], MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  progress();
-  Copies c = alltoallvCopies(sbuf, scounts, sdispls, stype, rbuf, rcounts,
-                             rdispls, rtype, comm);
-  return done(PMPI_Alltoallv(c.sp, scounts, sdispls, stype, c.rp, rcounts,
-                             rdispls, rtype, comm),
-              c, comm);
-}
-DDTC_EXPORT int MPI_Ialltoallv(const void *sbuf, const int scounts[],
-                               const int sdispls[], MPI_Datatype stype,
-                               void *rbuf, const int rcounts[],
-                               const int rdispls[], MPI_Datatype rtype,
-                               MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c = alltoallvCopies(sbuf, scounts, sdispls, stype, rbuf, rcounts,
-                             rdispls, rtype, comm);
-  return started(PMPI_Ialltoallv(c.sp, scounts, sdispls, stype, c.rp, rcounts,
-                                 rdispls, rtype, comm, req),
-                 c, comm, req);
-}
-
-DDTC_EXPORT int MPI_Alltoallw(const void *sbuf, const int scounts[],
-                              const int sdispls[], const MPI_Datatype stypes[],
-                              void *rbuf, const int rcounts[],
-                              const int rdispls[], const MPI_Datatype rtypes[],
-                              MPI_Comm comm) {
-  progress();
-  Copies c = alltoallwCopies(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                             rdispls, rtypes, comm);
-  return done(PMPI_Alltoallw(c.sp, scounts, sdispls, stypes, c.rp, rcounts,
-                             rdispls, rtypes, comm),
-              c, comm);
-}
-DDTC_EXPORT int MPI_Ialltoallw(const void *sbuf, const int scounts[],
-                               const int sdispls[], const MPI_Datatype stypes[],
-                               void *rbuf, const int rcounts[],
-                               const int rdispls[], const MPI_Datatype rtypes[],
-                               MPI_Comm comm, MPI_Request *req) {
-  progress();
-  Copies c = alltoallwCopies(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
-                             rdispls, rtypes, comm);
-  return started(PMPI_Ialltoallw(c.sp, scounts, sdispls, stypes, c.rp, rcounts,
-                                 rdispls, rtypes, comm, req),
-                 c, comm, req);
-}
+DDTC_ALL_TO_ALL_V(Alltoallv, Ialltoallv, alltoallvCopies, MPI_Datatype)
+DDTC_ALL_TO_ALL_V(Alltoallw, Ialltoallw, alltoallwCopies, const MPI_Datatype *)
 
 DDTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count,
                            MPI_Datatype type, MPI_Op op, int root,
@@ -494,20 +446,26 @@ DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
                  comm, req);
 }
 
-DDTC_EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count,
-                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return done(PMPI_Allreduce(c.sp, c.rp, count, type, op, comm), c, comm);
-}
-DDTC_EXPORT int MPI_Iallreduce(const void *sbuf, void *rbuf, int count,
-                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *req) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return started(PMPI_Iallreduce(c.sp, c.rp, count, type, op, comm, req), c,
-                 comm, req);
-}
+// Allreduce, Scan and Exscan: count elements in and out on every process.
+#define DDTC_REDUCTION(Name, IName)                                            \
+  DDTC_EXPORT int MPI_##Name(const void *sbuf, void *rbuf, int count,          \
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm) {    \
+    progress();                                                                \
+    Copies c = reduceCopies(sbuf, rbuf, count, type, true);                    \
+    return done(PMPI_##Name(c.sp, c.rp, count, type, op, comm), c, comm);      \
+  }                                                                            \
+  DDTC_EXPORT int MPI_##IName(const void *sbuf, void *rbuf, int count,         \
+                              MPI_Datatype type, MPI_Op op, MPI_Comm comm,     \
+                              MPI_Request *req) {                              \
+    progress();                                                                \
+    Copies c = reduceCopies(sbuf, rbuf, count, type, true);                    \
+    return started(PMPI_##IName(c.sp, c.rp, count, type, op, comm, req), c,    \
+                   comm, req);                                                 \
+  }
+
+DDTC_REDUCTION(Allreduce, Iallreduce)
+DDTC_REDUCTION(Scan, Iscan)
+DDTC_REDUCTION(Exscan, Iexscan)
 
 DDTC_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf,
                                    const int rcounts[], MPI_Datatype type,
@@ -548,36 +506,6 @@ DDTC_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf,
   return started(
       PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type, op, comm, req), c,
       comm, req);
-}
-
-DDTC_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count,
-                         MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return done(PMPI_Scan(c.sp, c.rp, count, type, op, comm), c, comm);
-}
-DDTC_EXPORT int MPI_Iscan(const void *sbuf, void *rbuf, int count,
-                          MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                          MPI_Request *req) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return started(PMPI_Iscan(c.sp, c.rp, count, type, op, comm, req), c, comm,
-                 req);
-}
-
-DDTC_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count,
-                           MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return done(PMPI_Exscan(c.sp, c.rp, count, type, op, comm), c, comm);
-}
-DDTC_EXPORT int MPI_Iexscan(const void *sbuf, void *rbuf, int count,
-                            MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            MPI_Request *req) {
-  progress();
-  Copies c = reduceCopies(sbuf, rbuf, count, type, true);
-  return started(PMPI_Iexscan(c.sp, c.rp, count, type, op, comm, req), c, comm,
-                 req);
 }
 
 DDTC_EXPORT int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,

@@ -159,6 +159,12 @@ bool isRoot(MPI_Comm c, int root) {
   return rank == root;
 }
 
+// The entries of the root-only arrays of Gatherv and Scatterv: they are read
+// at the root only, and elsewhere may be shorter than the group, or dummies.
+int rootBlocks(MPI_Comm c, int root) {
+  return isRoot(c, root) ? groupSize(c, true) : 0;
+}
+
 //===-- Arrays ------------------------------------------------------------===//
 
 int nonNegative(int n) { return n < 0 ? 0 : n; }
@@ -242,6 +248,37 @@ private:
   Scratch<MPI_Datatype> c_;
 };
 
+// The per-process counts and displacements of a v or w collective.
+class Blocks {
+public:
+  Blocks(const MPI_Fint *counts, const MPI_Fint *displs, int n)
+      : counts_(counts, n), displs_(displs, n) {}
+  const int *counts() { return counts_.get(); }
+  const int *displs() { return displs_.get(); }
+
+private:
+  Integers counts_, displs_;
+};
+
+// The blocks of both sides of Alltoallv and Alltoallw, n per side. With
+// MPI_IN_PLACE the send arrays are not read: the receive ones stand in for
+// them.
+class Exchange {
+public:
+  Exchange(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+           const MPI_Fint *recvcounts, const MPI_Fint *rdispls, int n)
+      : send_(placeBuffer(sendbuf)), received_(recvcounts, rdispls, n),
+        sent_(sendcounts, sdispls, inPlace() ? 0 : n) {}
+  void *send() const { return send_; }
+  bool inPlace() const { return send_ == MPI_IN_PLACE; }
+  Blocks &sent() { return inPlace() ? received_ : sent_; }
+  Blocks &received() { return received_; }
+
+private:
+  void *send_;
+  Blocks received_, sent_;
+};
+
 // An array of Fortran request handles, written back after the call: a
 // completed nonpersistent request becomes MPI_REQUEST_NULL.
 class Requests {
@@ -254,6 +291,12 @@ public:
   void put(int i) { f_[i] = MPI_Request_c2f(c_[i]); }
   void putAll() {
     for (int i = 0; i < n_; ++i)
+      put(i);
+  }
+  // The request a Waitany (Testany, Waitsome...) says it completed, when
+  // `i` names one.
+  void putCompleted(int i) {
+    if (i != MPI_UNDEFINED && i >= 0 && i < n_)
       put(i);
   }
 
@@ -288,6 +331,10 @@ public:
     if (f_)
       MPI_Status_c2f(&c_[i], f_ + static_cast<std::size_t>(i) * kStatusSize);
   }
+  void putAll(int n) {
+    for (int i = 0; i < n; ++i)
+      put(i);
+  }
 
 private:
   MPI_Fint *f_;
@@ -297,6 +344,112 @@ private:
 // Fortran indices count from 1.
 MPI_Fint fortranIndex(int c) {
   return c == MPI_UNDEFINED ? MPI_UNDEFINED : static_cast<MPI_Fint>(c + 1);
+}
+
+//===-- Outputs -----------------------------------------------------------===//
+//
+// An output argument is a C value the call writes, converted back into the
+// Fortran argument by put() once the call has succeeded: a failed call
+// leaves the caller's variables as they were.
+
+// How a handle (or an INTEGER) converts between C and Fortran.
+struct AsComm {
+  using C = MPI_Comm;
+  static C null() { return MPI_COMM_NULL; }
+  static MPI_Fint toFortran(C c) { return MPI_Comm_c2f(c); }
+};
+struct AsRequest {
+  using C = MPI_Request;
+  static C null() { return MPI_REQUEST_NULL; }
+  static C toC(MPI_Fint f) { return MPI_Request_f2c(f); }
+  static MPI_Fint toFortran(C c) { return MPI_Request_c2f(c); }
+};
+struct AsMessage {
+  using C = MPI_Message;
+  static C null() { return MPI_MESSAGE_NULL; }
+  static C toC(MPI_Fint f) { return MPI_Message_f2c(f); }
+  static MPI_Fint toFortran(C c) { return MPI_Message_c2f(c); }
+};
+struct AsType {
+  using C = MPI_Datatype;
+  static C toC(MPI_Fint f) { return MPI_Type_f2c(f); }
+  static MPI_Fint toFortran(C c) { return MPI_Type_c2f(c); }
+};
+struct AsInt {
+  using C = int;
+  static C null() { return 0; }
+  static C toC(MPI_Fint f) { return static_cast<int>(f); }
+  static MPI_Fint toFortran(C c) { return static_cast<MPI_Fint>(c); }
+};
+
+// An argument the call only writes (a new communicator, request, count).
+template <typename As> class Out {
+public:
+  explicit Out(MPI_Fint *f) : f_(f), c_(As::null()) {}
+  typename As::C *get() { return &c_; }
+  void put() { *f_ = As::toFortran(c_); }
+
+protected:
+  Out(MPI_Fint *f, typename As::C c) : f_(f), c_(c) {}
+
+private:
+  MPI_Fint *f_;
+  typename As::C c_;
+};
+
+// An argument the call reads and writes: the request MPI_Wait frees, the
+// message MPI_Mrecv takes, the position MPI_Pack advances.
+template <typename As> class InOut : public Out<As> {
+public:
+  explicit InOut(MPI_Fint *f) : Out<As>(f, As::toC(*f)) {}
+};
+
+using CommOut = Out<AsComm>;
+using RequestOut = Out<AsRequest>;
+using RequestInOut = InOut<AsRequest>;
+using MessageOut = Out<AsMessage>;
+using MessageInOut = InOut<AsMessage>;
+using TypeInOut = InOut<AsType>;
+using IntOut = Out<AsInt>;
+using IntInOut = InOut<AsInt>;
+
+// The flag of a call that may find nothing (Test, Iprobe).
+class LogicalOut {
+public:
+  explicit LogicalOut(MPI_Fint *f) : f_(f) {}
+  int *get() { return &c_; }
+  bool isTrue() const { return c_ != 0; }
+  void put() { setLogical(f_, c_); }
+
+private:
+  MPI_Fint *f_;
+  int c_ = 0;
+};
+
+// Sets the error code of a call and, when it succeeded, writes its outputs
+// back.
+template <typename... Outs> void finish(MPI_Fint *ierr, int rc, Outs &...outs) {
+  if (rc == MPI_SUCCESS)
+    (outs.put(), ...);
+  setError(ierr, rc);
+}
+
+// The same for a call that may find nothing: its flag is written back, and
+// the other outputs only when it is set.
+template <typename... Outs>
+void finishIfFound(MPI_Fint *ierr, int rc, LogicalOut &flag, Outs &...outs) {
+  if (rc == MPI_SUCCESS) {
+    flag.put();
+    if (flag.isTrue())
+      (outs.put(), ...);
+  }
+  setError(ierr, rc);
+}
+
+// Whether a call on an array of requests wrote its outputs: also when it
+// failed on some of them (MPI_ERR_IN_STATUS, their statuses say which).
+bool wroteStatuses(int rc) {
+  return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS;
 }
 
 } // namespace
@@ -326,11 +479,9 @@ DDTC_FORTRAN(init, INIT)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_init_thread(MPI_Fint *required,
                                            MPI_Fint *provided, MPI_Fint *ierr) {
-  int p = MPI_THREAD_SINGLE;
-  int rc = MPI_Init_thread(nullptr, nullptr, integer(required), &p);
-  if (rc == MPI_SUCCESS)
-    *provided = p;
-  setError(ierr, rc);
+  IntOut p(provided);
+  finish(ierr, MPI_Init_thread(nullptr, nullptr, integer(required), p.get()),
+         p);
 }
 DDTC_FORTRAN(init_thread, INIT_THREAD)
 
@@ -362,12 +513,11 @@ DDTC_FORTRAN_SEND(rsend, RSEND, Rsend)
   DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
       void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *peer,          \
       MPI_Fint *tag, MPI_Fint *c, MPI_Fint *request, MPI_Fint *ierr) {         \
-    MPI_Request r = MPI_REQUEST_NULL;                                          \
-    int rc = MPI_##Name(buffer(buf), integer(count), type(datatype),           \
-                        integer(peer), integer(tag), comm(c), &r);             \
-    if (rc == MPI_SUCCESS)                                                     \
-      *request = MPI_Request_c2f(r);                                           \
-    setError(ierr, rc);                                                        \
+    RequestOut r(request);                                                     \
+    finish(ierr,                                                               \
+           MPI_##Name(buffer(buf), integer(count), type(datatype),             \
+                      integer(peer), integer(tag), comm(c), r.get()),          \
+           r);                                                                 \
   }                                                                            \
   DDTC_FORTRAN(lower, upper)
 
@@ -387,11 +537,10 @@ DDTC_FORTRAN_IMPL ddtc_fortran_recv(void *buf, MPI_Fint *count,
                                     MPI_Fint *tag, MPI_Fint *c,
                                     MPI_Fint *status, MPI_Fint *ierr) {
   StatusOut s(status);
-  int rc = MPI_Recv(buffer(buf), integer(count), type(datatype),
-                    integer(source), integer(tag), comm(c), s.get());
-  if (rc == MPI_SUCCESS)
-    s.put();
-  setError(ierr, rc);
+  finish(ierr,
+         MPI_Recv(buffer(buf), integer(count), type(datatype), integer(source),
+                  integer(tag), comm(c), s.get()),
+         s);
 }
 DDTC_FORTRAN(recv, RECV)
 
@@ -401,13 +550,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_sendrecv(
     MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *c, MPI_Fint *status,
     MPI_Fint *ierr) {
   StatusOut s(status);
-  int rc = MPI_Sendrecv(buffer(sendbuf), integer(sendcount), type(sendtype),
-                        integer(dest), integer(sendtag), buffer(recvbuf),
-                        integer(recvcount), type(recvtype), integer(source),
-                        integer(recvtag), comm(c), s.get());
-  if (rc == MPI_SUCCESS)
-    s.put();
-  setError(ierr, rc);
+  finish(ierr,
+         MPI_Sendrecv(buffer(sendbuf), integer(sendcount), type(sendtype),
+                      integer(dest), integer(sendtag), buffer(recvbuf),
+                      integer(recvcount), type(recvtype), integer(source),
+                      integer(recvtag), comm(c), s.get()),
+         s);
 }
 DDTC_FORTRAN(sendrecv, SENDRECV)
 
@@ -416,13 +564,11 @@ DDTC_FORTRAN_IMPL ddtc_fortran_sendrecv_replace(
     MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *c,
     MPI_Fint *status, MPI_Fint *ierr) {
   StatusOut s(status);
-  int rc = MPI_Sendrecv_replace(buffer(buf), integer(count), type(datatype),
-                                integer(dest), integer(sendtag),
-                                integer(source), integer(recvtag), comm(c),
-                                s.get());
-  if (rc == MPI_SUCCESS)
-    s.put();
-  setError(ierr, rc);
+  finish(ierr,
+         MPI_Sendrecv_replace(buffer(buf), integer(count), type(datatype),
+                              integer(dest), integer(sendtag), integer(source),
+                              integer(recvtag), comm(c), s.get()),
+         s);
 }
 DDTC_FORTRAN(sendrecv_replace, SENDRECV_REPLACE)
 
@@ -432,39 +578,30 @@ DDTC_FORTRAN_IMPL ddtc_fortran_probe(MPI_Fint *source, MPI_Fint *tag,
                                      MPI_Fint *c, MPI_Fint *status,
                                      MPI_Fint *ierr) {
   StatusOut s(status);
-  int rc = MPI_Probe(integer(source), integer(tag), comm(c), s.get());
-  if (rc == MPI_SUCCESS)
-    s.put();
-  setError(ierr, rc);
+  finish(ierr, MPI_Probe(integer(source), integer(tag), comm(c), s.get()), s);
 }
 DDTC_FORTRAN(probe, PROBE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_iprobe(MPI_Fint *source, MPI_Fint *tag,
                                       MPI_Fint *c, MPI_Fint *flag,
                                       MPI_Fint *status, MPI_Fint *ierr) {
+  LogicalOut f(flag);
   StatusOut s(status);
-  int f = 0;
-  int rc = MPI_Iprobe(integer(source), integer(tag), comm(c), &f, s.get());
-  if (rc == MPI_SUCCESS) {
-    setLogical(flag, f);
-    if (f)
-      s.put();
-  }
-  setError(ierr, rc);
+  finishIfFound(
+      ierr,
+      MPI_Iprobe(integer(source), integer(tag), comm(c), f.get(), s.get()), f,
+      s);
 }
 DDTC_FORTRAN(iprobe, IPROBE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_mprobe(MPI_Fint *source, MPI_Fint *tag,
                                       MPI_Fint *c, MPI_Fint *message,
                                       MPI_Fint *status, MPI_Fint *ierr) {
+  MessageOut m(message);
   StatusOut s(status);
-  MPI_Message m = MPI_MESSAGE_NULL;
-  int rc = MPI_Mprobe(integer(source), integer(tag), comm(c), &m, s.get());
-  if (rc == MPI_SUCCESS) {
-    *message = MPI_Message_c2f(m);
-    s.put();
-  }
-  setError(ierr, rc);
+  finish(ierr,
+         MPI_Mprobe(integer(source), integer(tag), comm(c), m.get(), s.get()),
+         m, s);
 }
 DDTC_FORTRAN(mprobe, MPROBE)
 
@@ -472,65 +609,56 @@ DDTC_FORTRAN_IMPL ddtc_fortran_improbe(MPI_Fint *source, MPI_Fint *tag,
                                        MPI_Fint *c, MPI_Fint *flag,
                                        MPI_Fint *message, MPI_Fint *status,
                                        MPI_Fint *ierr) {
+  LogicalOut f(flag);
+  MessageOut m(message);
   StatusOut s(status);
-  MPI_Message m = MPI_MESSAGE_NULL;
-  int f = 0;
-  int rc =
-      MPI_Improbe(integer(source), integer(tag), comm(c), &f, &m, s.get());
-  if (rc == MPI_SUCCESS) {
-    setLogical(flag, f);
-    if (f) {
-      *message = MPI_Message_c2f(m);
-      s.put();
-    }
-  }
-  setError(ierr, rc);
+  finishIfFound(ierr,
+                MPI_Improbe(integer(source), integer(tag), comm(c), f.get(),
+                            m.get(), s.get()),
+                f, m, s);
 }
 DDTC_FORTRAN(improbe, IMPROBE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_mrecv(void *buf, MPI_Fint *count,
                                      MPI_Fint *datatype, MPI_Fint *message,
                                      MPI_Fint *status, MPI_Fint *ierr) {
+  MessageInOut m(message);
   StatusOut s(status);
-  MPI_Message m = MPI_Message_f2c(*message);
-  int rc = MPI_Mrecv(buffer(buf), integer(count), type(datatype), &m, s.get());
-  if (rc == MPI_SUCCESS) {
-    *message = MPI_Message_c2f(m);
-    s.put();
-  }
-  setError(ierr, rc);
+  finish(
+      ierr,
+      MPI_Mrecv(buffer(buf), integer(count), type(datatype), m.get(), s.get()),
+      m, s);
 }
 DDTC_FORTRAN(mrecv, MRECV)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_imrecv(void *buf, MPI_Fint *count,
                                       MPI_Fint *datatype, MPI_Fint *message,
                                       MPI_Fint *request, MPI_Fint *ierr) {
-  MPI_Message m = MPI_Message_f2c(*message);
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = MPI_Imrecv(buffer(buf), integer(count), type(datatype), &m, &r);
-  if (rc == MPI_SUCCESS) {
-    *message = MPI_Message_c2f(m);
-    *request = MPI_Request_c2f(r);
-  }
-  setError(ierr, rc);
+  MessageInOut m(message);
+  RequestOut r(request);
+  finish(
+      ierr,
+      MPI_Imrecv(buffer(buf), integer(count), type(datatype), m.get(), r.get()),
+      m, r);
 }
 DDTC_FORTRAN(imrecv, IMRECV)
 
 //===-- Requests ----------------------------------------------------------===//
 
-DDTC_FORTRAN_IMPL ddtc_fortran_start(MPI_Fint *request, MPI_Fint *ierr) {
-  MPI_Request r = MPI_Request_f2c(*request);
-  int rc = MPI_Start(&r);
-  if (rc == MPI_SUCCESS)
-    *request = MPI_Request_c2f(r);
-  setError(ierr, rc);
-}
-DDTC_FORTRAN(start, START)
+// Start, Request_free, Type_commit and Type_free: one handle, which the call
+// reads and may change.
+#define DDTC_FORTRAN_HANDLE(lower, upper, Name, HandleInOut)                   \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *handle, MPI_Fint *ierr) {   \
+    HandleInOut h(handle);                                                     \
+    finish(ierr, MPI_##Name(h.get()), h);                                      \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_HANDLE(start, START, Start, RequestInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_startall(MPI_Fint *count, MPI_Fint *requests,
                                         MPI_Fint *ierr) {
-  int n = nonNegative(integer(count));
-  Requests r(requests, n);
+  Requests r(requests, nonNegative(integer(count)));
   int rc = MPI_Startall(integer(count), r.get());
   if (rc == MPI_SUCCESS)
     r.putAll();
@@ -540,14 +668,9 @@ DDTC_FORTRAN(startall, STARTALL)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_wait(MPI_Fint *request, MPI_Fint *status,
                                     MPI_Fint *ierr) {
+  RequestInOut r(request);
   StatusOut s(status);
-  MPI_Request r = MPI_Request_f2c(*request);
-  int rc = MPI_Wait(&r, s.get());
-  if (rc == MPI_SUCCESS) {
-    *request = MPI_Request_c2f(r);
-    s.put();
-  }
-  setError(ierr, rc);
+  finish(ierr, MPI_Wait(r.get(), s.get()), r, s);
 }
 DDTC_FORTRAN(wait, WAIT)
 
@@ -557,10 +680,9 @@ DDTC_FORTRAN_IMPL ddtc_fortran_waitall(MPI_Fint *count, MPI_Fint *requests,
   Requests r(requests, n);
   StatusesOut s(statuses, n);
   int rc = MPI_Waitall(integer(count), r.get(), s.get());
-  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+  if (wroteStatuses(rc)) {
     r.putAll();
-    for (int i = 0; i < n; ++i)
-      s.put(i);
+    s.putAll(n);
   }
   setError(ierr, rc);
 }
@@ -569,14 +691,12 @@ DDTC_FORTRAN(waitall, WAITALL)
 DDTC_FORTRAN_IMPL ddtc_fortran_waitany(MPI_Fint *count, MPI_Fint *requests,
                                        MPI_Fint *index, MPI_Fint *status,
                                        MPI_Fint *ierr) {
-  int n = nonNegative(integer(count));
-  Requests r(requests, n);
+  Requests r(requests, nonNegative(integer(count)));
   StatusOut s(status);
   int i = MPI_UNDEFINED;
   int rc = MPI_Waitany(integer(count), r.get(), &i, s.get());
   if (rc == MPI_SUCCESS) {
-    if (i != MPI_UNDEFINED && i >= 0 && i < n)
-      r.put(i);
+    r.putCompleted(i);
     *index = fortranIndex(i);
     s.put();
   }
@@ -584,42 +704,45 @@ DDTC_FORTRAN_IMPL ddtc_fortran_waitany(MPI_Fint *count, MPI_Fint *requests,
 }
 DDTC_FORTRAN(waitany, WAITANY)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_waitsome(MPI_Fint *incount, MPI_Fint *requests,
-                                        MPI_Fint *outcount, MPI_Fint *indices,
-                                        MPI_Fint *statuses, MPI_Fint *ierr) {
+namespace {
+// Waitsome and Testsome: the requests that completed, their (Fortran)
+// indices and their statuses written back.
+using SomeCall = int (*)(int, MPI_Request[], int *, int[], MPI_Status[]);
+void completeSome(SomeCall call, MPI_Fint *incount, MPI_Fint *requests,
+                  MPI_Fint *outcount, MPI_Fint *indices, MPI_Fint *statuses,
+                  MPI_Fint *ierr) {
   int n = nonNegative(integer(incount));
   Requests r(requests, n);
   StatusesOut s(statuses, n);
   Scratch<int> c(n);
   int out = MPI_UNDEFINED;
-  int rc = MPI_Waitsome(integer(incount), r.get(), &out, c.data(), s.get());
-  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
+  int rc = call(integer(incount), r.get(), &out, c.data(), s.get());
+  if (wroteStatuses(rc)) {
     *outcount = static_cast<MPI_Fint>(out);
     for (int k = 0; out != MPI_UNDEFINED && k < out; ++k) {
-      if (c[k] >= 0 && c[k] < n)
-        r.put(c[k]);
+      r.putCompleted(c[k]);
       indices[k] = fortranIndex(c[k]);
       s.put(k);
     }
   }
   setError(ierr, rc);
 }
+} // namespace
+
+DDTC_FORTRAN_IMPL ddtc_fortran_waitsome(MPI_Fint *incount, MPI_Fint *requests,
+                                        MPI_Fint *outcount, MPI_Fint *indices,
+                                        MPI_Fint *statuses, MPI_Fint *ierr) {
+  completeSome(MPI_Waitsome, incount, requests, outcount, indices, statuses,
+               ierr);
+}
 DDTC_FORTRAN(waitsome, WAITSOME)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_test(MPI_Fint *request, MPI_Fint *flag,
                                     MPI_Fint *status, MPI_Fint *ierr) {
+  RequestInOut r(request);
+  LogicalOut f(flag);
   StatusOut s(status);
-  MPI_Request r = MPI_Request_f2c(*request);
-  int f = 0;
-  int rc = MPI_Test(&r, &f, s.get());
-  if (rc == MPI_SUCCESS) {
-    setLogical(flag, f);
-    if (f) {
-      *request = MPI_Request_c2f(r);
-      s.put();
-    }
-  }
-  setError(ierr, rc);
+  finishIfFound(ierr, MPI_Test(r.get(), f.get(), s.get()), f, r, s);
 }
 DDTC_FORTRAN(test, TEST)
 
@@ -628,15 +751,14 @@ DDTC_FORTRAN_IMPL ddtc_fortran_testall(MPI_Fint *count, MPI_Fint *requests,
                                        MPI_Fint *ierr) {
   int n = nonNegative(integer(count));
   Requests r(requests, n);
+  LogicalOut f(flag);
   StatusesOut s(statuses, n);
-  int f = 0;
-  int rc = MPI_Testall(integer(count), r.get(), &f, s.get());
-  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
-    setLogical(flag, f);
-    if (f) {
+  int rc = MPI_Testall(integer(count), r.get(), f.get(), s.get());
+  if (wroteStatuses(rc)) {
+    f.put();
+    if (f.isTrue()) {
       r.putAll();
-      for (int i = 0; i < n; ++i)
-        s.put(i);
+      s.putAll(n);
     }
   }
   setError(ierr, rc);
@@ -646,17 +768,17 @@ DDTC_FORTRAN(testall, TESTALL)
 DDTC_FORTRAN_IMPL ddtc_fortran_testany(MPI_Fint *count, MPI_Fint *requests,
                                        MPI_Fint *index, MPI_Fint *flag,
                                        MPI_Fint *status, MPI_Fint *ierr) {
-  int n = nonNegative(integer(count));
-  Requests r(requests, n);
+  Requests r(requests, nonNegative(integer(count)));
+  LogicalOut f(flag);
   StatusOut s(status);
-  int i = MPI_UNDEFINED, f = 0;
-  int rc = MPI_Testany(integer(count), r.get(), &i, &f, s.get());
+  int i = MPI_UNDEFINED;
+  int rc = MPI_Testany(integer(count), r.get(), &i, f.get(), s.get());
   if (rc == MPI_SUCCESS) {
-    setLogical(flag, f);
+    // The index is MPI_UNDEFINED when nothing completed: written either way.
+    f.put();
     *index = fortranIndex(i);
-    if (f) {
-      if (i != MPI_UNDEFINED && i >= 0 && i < n)
-        r.put(i);
+    if (f.isTrue()) {
+      r.putCompleted(i);
       s.put();
     }
   }
@@ -667,34 +789,12 @@ DDTC_FORTRAN(testany, TESTANY)
 DDTC_FORTRAN_IMPL ddtc_fortran_testsome(MPI_Fint *incount, MPI_Fint *requests,
                                         MPI_Fint *outcount, MPI_Fint *indices,
                                         MPI_Fint *statuses, MPI_Fint *ierr) {
-  int n = nonNegative(integer(incount));
-  Requests r(requests, n);
-  StatusesOut s(statuses, n);
-  Scratch<int> c(n);
-  int out = MPI_UNDEFINED;
-  int rc = MPI_Testsome(integer(incount), r.get(), &out, c.data(), s.get());
-  if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) {
-    *outcount = static_cast<MPI_Fint>(out);
-    for (int k = 0; out != MPI_UNDEFINED && k < out; ++k) {
-      if (c[k] >= 0 && c[k] < n)
-        r.put(c[k]);
-      indices[k] = fortranIndex(c[k]);
-      s.put(k);
-    }
-  }
-  setError(ierr, rc);
+  completeSome(MPI_Testsome, incount, requests, outcount, indices, statuses,
+               ierr);
 }
 DDTC_FORTRAN(testsome, TESTSOME)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_request_free(MPI_Fint *request,
-                                            MPI_Fint *ierr) {
-  MPI_Request r = MPI_Request_f2c(*request);
-  int rc = MPI_Request_free(&r);
-  if (rc == MPI_SUCCESS)
-    *request = MPI_Request_c2f(r);
-  setError(ierr, rc);
-}
-DDTC_FORTRAN(request_free, REQUEST_FREE)
+DDTC_FORTRAN_HANDLE(request_free, REQUEST_FREE, Request_free, RequestInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_cancel(MPI_Fint *request, MPI_Fint *ierr) {
   MPI_Request r = MPI_Request_f2c(*request);
@@ -706,76 +806,56 @@ DDTC_FORTRAN_IMPL ddtc_fortran_request_get_status(MPI_Fint *request,
                                                   MPI_Fint *flag,
                                                   MPI_Fint *status,
                                                   MPI_Fint *ierr) {
+  LogicalOut f(flag);
   StatusOut s(status);
-  int f = 0;
-  int rc = MPI_Request_get_status(MPI_Request_f2c(*request), &f, s.get());
-  if (rc == MPI_SUCCESS) {
-    setLogical(flag, f);
-    if (f)
-      s.put();
-  }
-  setError(ierr, rc);
+  finishIfFound(
+      ierr, MPI_Request_get_status(MPI_Request_f2c(*request), f.get(), s.get()),
+      f, s);
 }
 DDTC_FORTRAN(request_get_status, REQUEST_GET_STATUS)
 
 //===-- Statuses and datatypes --------------------------------------------===//
 
+namespace {
+// Get_count and Get_elements: a count of `datatype` read from a Fortran
+// status.
+using CountCall = int (*)(const MPI_Status *, MPI_Datatype, int *);
+void countOf(CountCall call, MPI_Fint *status, MPI_Fint *datatype,
+             MPI_Fint *count, MPI_Fint *ierr) {
+  MPI_Status s{};
+  IntOut n(count);
+  int rc = MPI_Status_f2c(status, &s);
+  if (rc == MPI_SUCCESS)
+    rc = call(&s, type(datatype), n.get());
+  finish(ierr, rc, n);
+}
+} // namespace
+
 DDTC_FORTRAN_IMPL ddtc_fortran_get_count(MPI_Fint *status, MPI_Fint *datatype,
                                          MPI_Fint *count, MPI_Fint *ierr) {
-  MPI_Status s{};
-  int rc = MPI_Status_f2c(status, &s);
-  int n = 0;
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Get_count(&s, type(datatype), &n);
-  if (rc == MPI_SUCCESS)
-    *count = static_cast<MPI_Fint>(n);
-  setError(ierr, rc);
+  countOf(MPI_Get_count, status, datatype, count, ierr);
 }
 DDTC_FORTRAN(get_count, GET_COUNT)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_get_elements(MPI_Fint *status,
                                             MPI_Fint *datatype,
                                             MPI_Fint *count, MPI_Fint *ierr) {
-  MPI_Status s{};
-  int rc = MPI_Status_f2c(status, &s);
-  int n = 0;
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Get_elements(&s, type(datatype), &n);
-  if (rc == MPI_SUCCESS)
-    *count = static_cast<MPI_Fint>(n);
-  setError(ierr, rc);
+  countOf(MPI_Get_elements, status, datatype, count, ierr);
 }
 DDTC_FORTRAN(get_elements, GET_ELEMENTS)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_type_commit(MPI_Fint *datatype,
-                                           MPI_Fint *ierr) {
-  MPI_Datatype t = type(datatype);
-  int rc = MPI_Type_commit(&t);
-  if (rc == MPI_SUCCESS)
-    *datatype = MPI_Type_c2f(t);
-  setError(ierr, rc);
-}
-DDTC_FORTRAN(type_commit, TYPE_COMMIT)
-
-DDTC_FORTRAN_IMPL ddtc_fortran_type_free(MPI_Fint *datatype, MPI_Fint *ierr) {
-  MPI_Datatype t = type(datatype);
-  int rc = MPI_Type_free(&t);
-  if (rc == MPI_SUCCESS)
-    *datatype = MPI_Type_c2f(t);
-  setError(ierr, rc);
-}
-DDTC_FORTRAN(type_free, TYPE_FREE)
+DDTC_FORTRAN_HANDLE(type_commit, TYPE_COMMIT, Type_commit, TypeInOut)
+DDTC_FORTRAN_HANDLE(type_free, TYPE_FREE, Type_free, TypeInOut)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_pack(void *inbuf, MPI_Fint *incount,
                                     MPI_Fint *datatype, void *outbuf,
                                     MPI_Fint *outsize, MPI_Fint *position,
                                     MPI_Fint *c, MPI_Fint *ierr) {
-  int pos = integer(position);
-  int rc = MPI_Pack(buffer(inbuf), integer(incount), type(datatype), outbuf,
-                    integer(outsize), &pos, comm(c));
-  if (rc == MPI_SUCCESS)
-    *position = static_cast<MPI_Fint>(pos);
-  setError(ierr, rc);
+  IntInOut pos(position);
+  finish(ierr,
+         MPI_Pack(buffer(inbuf), integer(incount), type(datatype), outbuf,
+                  integer(outsize), pos.get(), comm(c)),
+         pos);
 }
 DDTC_FORTRAN(pack, PACK)
 
@@ -783,23 +863,20 @@ DDTC_FORTRAN_IMPL ddtc_fortran_unpack(void *inbuf, MPI_Fint *insize,
                                       MPI_Fint *position, void *outbuf,
                                       MPI_Fint *outcount, MPI_Fint *datatype,
                                       MPI_Fint *c, MPI_Fint *ierr) {
-  int pos = integer(position);
-  int rc = MPI_Unpack(inbuf, integer(insize), &pos, buffer(outbuf),
-                      integer(outcount), type(datatype), comm(c));
-  if (rc == MPI_SUCCESS)
-    *position = static_cast<MPI_Fint>(pos);
-  setError(ierr, rc);
+  IntInOut pos(position);
+  finish(ierr,
+         MPI_Unpack(inbuf, integer(insize), pos.get(), buffer(outbuf),
+                    integer(outcount), type(datatype), comm(c)),
+         pos);
 }
 DDTC_FORTRAN(unpack, UNPACK)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_pack_size(MPI_Fint *incount, MPI_Fint *datatype,
                                          MPI_Fint *c, MPI_Fint *size,
                                          MPI_Fint *ierr) {
-  int n = 0;
-  int rc = MPI_Pack_size(integer(incount), type(datatype), comm(c), &n);
-  if (rc == MPI_SUCCESS)
-    *size = static_cast<MPI_Fint>(n);
-  setError(ierr, rc);
+  IntOut n(size);
+  finish(ierr,
+         MPI_Pack_size(integer(incount), type(datatype), comm(c), n.get()), n);
 }
 DDTC_FORTRAN(pack_size, PACK_SIZE)
 
@@ -813,17 +890,22 @@ DDTC_FORTRAN_IMPL ddtc_fortran_bcast(void *buf, MPI_Fint *count,
 }
 DDTC_FORTRAN(bcast, BCAST)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_gather(void *sendbuf, MPI_Fint *sendcount,
-                                      MPI_Fint *sendtype, void *recvbuf,
-                                      MPI_Fint *recvcount, MPI_Fint *recvtype,
-                                      MPI_Fint *root, MPI_Fint *c,
-                                      MPI_Fint *ierr) {
-  setError(ierr,
-           MPI_Gather(placeBuffer(sendbuf), integer(sendcount), type(sendtype),
-                      buffer(recvbuf), integer(recvcount), type(recvtype),
-                      integer(root), comm(c)));
-}
-DDTC_FORTRAN(gather, GATHER)
+// Gather and Scatter: a buffer, a count and a type on each side, a root;
+// the side that may be MPI_IN_PLACE is the one given placeBuffer.
+#define DDTC_FORTRAN_ROOTED(lower, upper, Name, sendBuffer, recvBuffer)        \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+      MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *c,    \
+      MPI_Fint *ierr) {                                                        \
+    setError(ierr, MPI_##Name(sendBuffer(sendbuf), integer(sendcount),         \
+                              type(sendtype), recvBuffer(recvbuf),             \
+                              integer(recvcount), type(recvtype),              \
+                              integer(root), comm(c)));                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_ROOTED(gather, GATHER, Gather, placeBuffer, buffer)
+DDTC_FORTRAN_ROOTED(scatter, SCATTER, Scatter, buffer, placeBuffer)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_gatherv(void *sendbuf, MPI_Fint *sendcount,
                                        MPI_Fint *sendtype, void *recvbuf,
@@ -831,27 +913,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_gatherv(void *sendbuf, MPI_Fint *sendcount,
                                        MPI_Fint *recvtype, MPI_Fint *root,
                                        MPI_Fint *c, MPI_Fint *ierr) {
   MPI_Comm cc = comm(c);
-  // The receive arrays are read at the root only: elsewhere they may be
-  // shorter than the group, or dummies.
-  int n = isRoot(cc, integer(root)) ? groupSize(cc, true) : 0;
-  Integers counts(recvcounts, n), offsets(displs, n);
+  Blocks recv(recvcounts, displs, rootBlocks(cc, integer(root)));
   setError(ierr, MPI_Gatherv(placeBuffer(sendbuf), integer(sendcount),
-                             type(sendtype), buffer(recvbuf), counts.get(),
-                             offsets.get(), type(recvtype), integer(root), cc));
+                             type(sendtype), buffer(recvbuf), recv.counts(),
+                             recv.displs(), type(recvtype), integer(root), cc));
 }
 DDTC_FORTRAN(gatherv, GATHERV)
-
-DDTC_FORTRAN_IMPL ddtc_fortran_scatter(void *sendbuf, MPI_Fint *sendcount,
-                                       MPI_Fint *sendtype, void *recvbuf,
-                                       MPI_Fint *recvcount, MPI_Fint *recvtype,
-                                       MPI_Fint *root, MPI_Fint *c,
-                                       MPI_Fint *ierr) {
-  setError(ierr,
-           MPI_Scatter(buffer(sendbuf), integer(sendcount), type(sendtype),
-                       placeBuffer(recvbuf), integer(recvcount),
-                       type(recvtype), integer(root), comm(c)));
-}
-DDTC_FORTRAN(scatter, SCATTER)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_scatterv(void *sendbuf, MPI_Fint *sendcounts,
                                         MPI_Fint *displs, MPI_Fint *sendtype,
@@ -859,25 +926,28 @@ DDTC_FORTRAN_IMPL ddtc_fortran_scatterv(void *sendbuf, MPI_Fint *sendcounts,
                                         MPI_Fint *recvtype, MPI_Fint *root,
                                         MPI_Fint *c, MPI_Fint *ierr) {
   MPI_Comm cc = comm(c);
-  int n = isRoot(cc, integer(root)) ? groupSize(cc, true) : 0;
-  Integers counts(sendcounts, n), offsets(displs, n);
-  setError(ierr, MPI_Scatterv(buffer(sendbuf), counts.get(), offsets.get(),
+  Blocks sent(sendcounts, displs, rootBlocks(cc, integer(root)));
+  setError(ierr, MPI_Scatterv(buffer(sendbuf), sent.counts(), sent.displs(),
                               type(sendtype), placeBuffer(recvbuf),
                               integer(recvcount), type(recvtype),
                               integer(root), cc));
 }
 DDTC_FORTRAN(scatterv, SCATTERV)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_allgather(void *sendbuf, MPI_Fint *sendcount,
-                                         MPI_Fint *sendtype, void *recvbuf,
-                                         MPI_Fint *recvcount,
-                                         MPI_Fint *recvtype, MPI_Fint *c,
-                                         MPI_Fint *ierr) {
-  setError(ierr, MPI_Allgather(placeBuffer(sendbuf), integer(sendcount),
-                               type(sendtype), buffer(recvbuf),
-                               integer(recvcount), type(recvtype), comm(c)));
-}
-DDTC_FORTRAN(allgather, ALLGATHER)
+// Allgather and Alltoall: a send buffer (or MPI_IN_PLACE), a count and a
+// type, a receive buffer, a count and a type per process, a communicator.
+#define DDTC_FORTRAN_ALL_TO_ALL(lower, upper, Name)                            \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+      MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *c, MPI_Fint *ierr) {  \
+    setError(ierr, MPI_##Name(placeBuffer(sendbuf), integer(sendcount),        \
+                              type(sendtype), buffer(recvbuf),                 \
+                              integer(recvcount), type(recvtype), comm(c)));   \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_ALL_TO_ALL(allgather, ALLGATHER, Allgather)
+DDTC_FORTRAN_ALL_TO_ALL(alltoall, ALLTOALL, Alltoall)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount,
                                           MPI_Fint *sendtype, void *recvbuf,
@@ -885,24 +955,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount,
                                           MPI_Fint *displs, MPI_Fint *recvtype,
                                           MPI_Fint *c, MPI_Fint *ierr) {
   MPI_Comm cc = comm(c);
-  int n = groupSize(cc, true);
-  Integers counts(recvcounts, n), offsets(displs, n);
+  Blocks recv(recvcounts, displs, groupSize(cc, true));
   setError(ierr, MPI_Allgatherv(placeBuffer(sendbuf), integer(sendcount),
-                                type(sendtype), buffer(recvbuf), counts.get(),
-                                offsets.get(), type(recvtype), cc));
+                                type(sendtype), buffer(recvbuf), recv.counts(),
+                                recv.displs(), type(recvtype), cc));
 }
 DDTC_FORTRAN(allgatherv, ALLGATHERV)
-
-DDTC_FORTRAN_IMPL ddtc_fortran_alltoall(void *sendbuf, MPI_Fint *sendcount,
-                                        MPI_Fint *sendtype, void *recvbuf,
-                                        MPI_Fint *recvcount,
-                                        MPI_Fint *recvtype, MPI_Fint *c,
-                                        MPI_Fint *ierr) {
-  setError(ierr, MPI_Alltoall(placeBuffer(sendbuf), integer(sendcount),
-                              type(sendtype), buffer(recvbuf),
-                              integer(recvcount), type(recvtype), comm(c)));
-}
-DDTC_FORTRAN(alltoall, ALLTOALL)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts,
                                          MPI_Fint *sdispls, MPI_Fint *sendtype,
@@ -910,19 +968,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts,
                                          MPI_Fint *rdispls, MPI_Fint *recvtype,
                                          MPI_Fint *c, MPI_Fint *ierr) {
   MPI_Comm cc = comm(c);
-  int n = groupSize(cc, true);
-  void *send = placeBuffer(sendbuf);
-  // With MPI_IN_PLACE the send arrays are not read; the receive ones stand
-  // in for them.
-  bool inPlace = send == MPI_IN_PLACE;
-  Integers rcounts(recvcounts, n), roffsets(rdispls, n);
-  Integers scounts(sendcounts, inPlace ? 0 : n),
-      soffsets(sdispls, inPlace ? 0 : n);
-  setError(ierr, MPI_Alltoallv(
-                     send, inPlace ? rcounts.get() : scounts.get(),
-                     inPlace ? roffsets.get() : soffsets.get(), type(sendtype),
-                     buffer(recvbuf), rcounts.get(), roffsets.get(),
-                     type(recvtype), cc));
+  Exchange x(sendbuf, sendcounts, sdispls, recvcounts, rdispls,
+             groupSize(cc, true));
+  setError(ierr, MPI_Alltoallv(x.send(), x.sent().counts(), x.sent().displs(),
+                               type(sendtype), buffer(recvbuf),
+                               x.received().counts(), x.received().displs(),
+                               type(recvtype), cc));
 }
 DDTC_FORTRAN(alltoallv, ALLTOALLV)
 
@@ -933,18 +984,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
                                          MPI_Fint *c, MPI_Fint *ierr) {
   MPI_Comm cc = comm(c);
   int n = groupSize(cc, true);
-  void *send = placeBuffer(sendbuf);
-  bool inPlace = send == MPI_IN_PLACE;
-  Integers rcounts(recvcounts, n), roffsets(rdispls, n);
-  Types rtypes(recvtypes, n);
-  int sn = inPlace ? 0 : n;
-  Integers scounts(sendcounts, sn), soffsets(sdispls, sn);
-  Types stypes(sendtypes, sn);
-  setError(ierr,
-           MPI_Alltoallw(send, inPlace ? rcounts.get() : scounts.get(),
-                         inPlace ? roffsets.get() : soffsets.get(),
-                         inPlace ? rtypes.get() : stypes.get(), buffer(recvbuf),
-                         rcounts.get(), roffsets.get(), rtypes.get(), cc));
+  Exchange x(sendbuf, sendcounts, sdispls, recvcounts, rdispls, n);
+  Types rtypes(recvtypes, n), stypes(sendtypes, x.inPlace() ? 0 : n);
+  setError(ierr, MPI_Alltoallw(x.send(), x.sent().counts(), x.sent().displs(),
+                               (x.inPlace() ? rtypes : stypes).get(),
+                               buffer(recvbuf), x.received().counts(),
+                               x.received().displs(), rtypes.get(), cc));
 }
 DDTC_FORTRAN(alltoallw, ALLTOALLW)
 
@@ -995,38 +1040,27 @@ DDTC_FORTRAN(reduce_scatter, REDUCE_SCATTER)
 // MPI_COMM_FREE needs no entry point: the duplicates go with the
 // communicator's attribute, whose delete callback the MPI library runs.
 
-namespace {
-// Writes back the new communicator when the call succeeded.
-void setComm(MPI_Fint *newcomm, MPI_Comm c, int rc, MPI_Fint *ierr) {
-  if (rc == MPI_SUCCESS)
-    *newcomm = MPI_Comm_c2f(c);
-  setError(ierr, rc);
-}
-} // namespace
-
 DDTC_FORTRAN_IMPL ddtc_fortran_comm_dup(MPI_Fint *c, MPI_Fint *newcomm,
                                         MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(comm(c), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Comm_dup(comm(c), n.get()), n);
 }
 DDTC_FORTRAN(comm_dup, COMM_DUP)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_comm_dup_with_info(MPI_Fint *c, MPI_Fint *i,
                                                   MPI_Fint *newcomm,
                                                   MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup_with_info(comm(c), info(i), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Comm_dup_with_info(comm(c), info(i), n.get()), n);
 }
 DDTC_FORTRAN(comm_dup_with_info, COMM_DUP_WITH_INFO)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_comm_split(MPI_Fint *c, MPI_Fint *color,
                                           MPI_Fint *key, MPI_Fint *newcomm,
                                           MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Comm_split(comm(c), integer(color), integer(key), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Comm_split(comm(c), integer(color), integer(key), n.get()),
+         n);
 }
 DDTC_FORTRAN(comm_split, COMM_SPLIT)
 
@@ -1034,18 +1068,18 @@ DDTC_FORTRAN_IMPL ddtc_fortran_comm_split_type(MPI_Fint *c, MPI_Fint *kind,
                                                MPI_Fint *key, MPI_Fint *i,
                                                MPI_Fint *newcomm,
                                                MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc =
-      MPI_Comm_split_type(comm(c), integer(kind), integer(key), info(i), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Comm_split_type(comm(c), integer(kind), integer(key), info(i),
+                             n.get()),
+         n);
 }
 DDTC_FORTRAN(comm_split_type, COMM_SPLIT_TYPE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_comm_create(MPI_Fint *c, MPI_Fint *g,
                                            MPI_Fint *newcomm, MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Comm_create(comm(c), group(g), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Comm_create(comm(c), group(g), n.get()), n);
 }
 DDTC_FORTRAN(comm_create, COMM_CREATE)
 
@@ -1053,9 +1087,9 @@ DDTC_FORTRAN_IMPL ddtc_fortran_comm_create_group(MPI_Fint *c, MPI_Fint *g,
                                                  MPI_Fint *tag,
                                                  MPI_Fint *newcomm,
                                                  MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Comm_create_group(comm(c), group(g), integer(tag), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Comm_create_group(comm(c), group(g), integer(tag), n.get()),
+         n);
 }
 DDTC_FORTRAN(comm_create_group, COMM_CREATE_GROUP)
 
@@ -1066,10 +1100,11 @@ DDTC_FORTRAN_IMPL ddtc_fortran_cart_create(MPI_Fint *c, MPI_Fint *ndims,
   int nd = nonNegative(integer(ndims));
   Integers d(dims, nd);
   Logicals p(periods, nd);
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Cart_create(comm(c), integer(ndims), d.get(), p.get(),
-                           logical(reorder), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Cart_create(comm(c), integer(ndims), d.get(), p.get(),
+                         logical(reorder), n.get()),
+         n);
 }
 DDTC_FORTRAN(cart_create, CART_CREATE)
 
@@ -1080,9 +1115,8 @@ DDTC_FORTRAN_IMPL ddtc_fortran_cart_sub(MPI_Fint *c, MPI_Fint *remain,
   if (PMPI_Cartdim_get(cc, &nd) != MPI_SUCCESS)
     nd = 0;
   Logicals r(remain, nonNegative(nd));
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Cart_sub(cc, r.get(), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Cart_sub(cc, r.get(), n.get()), n);
 }
 DDTC_FORTRAN(cart_sub, CART_SUB)
 
@@ -1094,10 +1128,11 @@ DDTC_FORTRAN_IMPL ddtc_fortran_graph_create(MPI_Fint *c, MPI_Fint *nnodes,
   Integers ix(index, nodes);
   Integers e(edges,
              nodes ? nonNegative(static_cast<int>(index[nodes - 1])) : 0);
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Graph_create(comm(c), integer(nnodes), ix.get(), e.get(),
-                            logical(reorder), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Graph_create(comm(c), integer(nnodes), ix.get(), e.get(),
+                          logical(reorder), n.get()),
+         n);
 }
 DDTC_FORTRAN(graph_create, GRAPH_CREATE)
 
@@ -1109,11 +1144,12 @@ DDTC_FORTRAN_IMPL ddtc_fortran_dist_graph_create_adjacent(
       out = nonNegative(integer(outdegree));
   Integers s(sources, in), d(dests, out);
   Weights sw(sweights, in), dw(dweights, out);
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Dist_graph_create_adjacent(
-      comm(c), integer(indegree), s.get(), sw.get(), integer(outdegree),
-      d.get(), dw.get(), info(i), logical(reorder), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Dist_graph_create_adjacent(
+             comm(c), integer(indegree), s.get(), sw.get(), integer(outdegree),
+             d.get(), dw.get(), info(i), logical(reorder), n.get()),
+         n);
 }
 DDTC_FORTRAN(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
 
@@ -1126,29 +1162,30 @@ DDTC_FORTRAN_IMPL ddtc_fortran_dist_graph_create(
     edges += nonNegative(static_cast<int>(degrees[k]));
   Integers s(sources, nsources), deg(degrees, nsources), d(dests, edges);
   Weights w(weights, edges);
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc =
-      MPI_Dist_graph_create(comm(c), integer(count), s.get(), deg.get(),
-                            d.get(), w.get(), info(i), logical(reorder), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Dist_graph_create(comm(c), integer(count), s.get(), deg.get(),
+                               d.get(), w.get(), info(i), logical(reorder),
+                               n.get()),
+         n);
 }
 DDTC_FORTRAN(dist_graph_create, DIST_GRAPH_CREATE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_intercomm_create(
     MPI_Fint *local, MPI_Fint *localLeader, MPI_Fint *peer,
     MPI_Fint *remoteLeader, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Intercomm_create(comm(local), integer(localLeader), comm(peer),
-                                integer(remoteLeader), integer(tag), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr,
+         MPI_Intercomm_create(comm(local), integer(localLeader), comm(peer),
+                              integer(remoteLeader), integer(tag), n.get()),
+         n);
 }
 DDTC_FORTRAN(intercomm_create, INTERCOMM_CREATE)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_intercomm_merge(MPI_Fint *inter, MPI_Fint *high,
                                                MPI_Fint *newcomm,
                                                MPI_Fint *ierr) {
-  MPI_Comm n = MPI_COMM_NULL;
-  int rc = MPI_Intercomm_merge(comm(inter), logical(high), &n);
-  setComm(newcomm, n, rc, ierr);
+  CommOut n(newcomm);
+  finish(ierr, MPI_Intercomm_merge(comm(inter), logical(high), n.get()), n);
 }
 DDTC_FORTRAN(intercomm_merge, INTERCOMM_MERGE)

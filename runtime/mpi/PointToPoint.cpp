@@ -51,7 +51,11 @@ void fixProbed(MPI_Comm comm, MPI_Status *st, MPI_Message *message) {
     PMPI_Status_set_elements_x(st, MPI_BYTE, note.bytes);
 }
 
+/// The communicator a message was probed on, when it was a zero-byte one on
+/// a communicator with a pair; else MPI_COMM_NULL (MPI_MESSAGE_NO_PROC too).
 MPI_Comm takeProbedComm(MPI_Message message) {
+  if (message == MPI_MESSAGE_NO_PROC)
+    return MPI_COMM_NULL;
   std::lock_guard<std::mutex> lock(probedMutex);
   auto it = probedComm.find(message);
   if (it == probedComm.end())
@@ -63,6 +67,89 @@ MPI_Comm takeProbedComm(MPI_Message message) {
 
 bool mine(const void *buf, int count, MPI_Datatype type, int peer) {
   return peer != MPI_PROC_NULL && onDevice(buf, count, type);
+}
+
+/// The MPI library's blocking and persistent sends of one mode.
+struct HostSend {
+  int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*init)(const void *, int, MPI_Datatype, int, int, MPI_Comm,
+              MPI_Request *);
+};
+
+HostSend hostSend(SendMode mode) {
+  switch (mode) {
+  case SendMode::Buffered:
+    return {PMPI_Bsend, PMPI_Bsend_init};
+  case SendMode::Synchronous:
+    return {PMPI_Ssend, PMPI_Ssend_init};
+  case SendMode::Ready:
+    return {PMPI_Rsend, PMPI_Rsend_init};
+  case SendMode::Standard:
+    break;
+  }
+  return {PMPI_Send, PMPI_Send_init};
+}
+
+/// Hands the status of a finished call out, unless it is ignored.
+void setStatus(MPI_Status *status, const MPI_Status &st) {
+  if (status != MPI_STATUS_IGNORE)
+    *status = st;
+}
+
+/// Ends a host receive into (buf, count, type) that returned `rc` and `st`:
+/// a zero-byte message on `comm` may announce the pipelined one that follows
+/// (completeHostReceive); MPI_COMM_NULL when none can.
+int hostReceived(int rc, void *buf, int count, MPI_Datatype type, MPI_Comm comm,
+                 MPI_Status &st, MPI_Status *status) {
+  if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
+    rc = completeHostReceive(buf, count, type, comm, &st);
+  setStatus(status, st);
+  return rc;
+}
+
+/// Waits for the receive (req[0]) and the send (req[1]) a Sendrecv was made
+/// of: the status is the receive's, the error the first that failed.
+int waitSendrecv(MPI_Request req[2], MPI_Status *status) {
+  MPI_Status st[2];
+  int rc = MPI_Waitall(2, req, st);
+  setStatus(status, st[0]);
+  if (rc == MPI_ERR_IN_STATUS)
+    rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
+  return rc;
+}
+
+/// Probe and Mprobe (`message` set): while operations of the layer are in
+/// flight they poll (`poll`: Iprobe, Improbe) instead of blocking in `block`,
+/// so that those progress meanwhile (a peer may wait for them to answer us).
+template <typename Block, typename Poll>
+int probe(MPI_Comm comm, MPI_Message *message, MPI_Status *status, Block block,
+          Poll poll) {
+  MPI_Status st;
+  int rc;
+  if (!anyPending()) {
+    rc = block(&st);
+  } else {
+    int flag = 0;
+    do {
+      progress();
+      rc = poll(&flag, &st);
+    } while (rc == MPI_SUCCESS && !flag);
+  }
+  if (rc == MPI_SUCCESS)
+    fixProbed(comm, &st, message);
+  setStatus(status, st);
+  return rc;
+}
+
+/// After Iprobe or Improbe returned `rc`: the message found, if any, is
+/// reported as Probe reports it.
+int probed(int rc, const int *flag, MPI_Comm comm, MPI_Status &st,
+           MPI_Message *message, MPI_Status *status) {
+  if (rc == MPI_SUCCESS && *flag) {
+    fixProbed(comm, &st, message);
+    setStatus(status, st);
+  }
+  return rc;
 }
 
 int send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -77,20 +164,7 @@ int send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
       if (rc == MPI_SUCCESS)
         rc = hostWait(&r, MPI_STATUS_IGNORE);
     } else {
-      switch (mode) {
-      case SendMode::Buffered:
-        rc = PMPI_Bsend(buf, count, type, dest, tag, comm);
-        break;
-      case SendMode::Synchronous:
-        rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
-        break;
-      case SendMode::Ready:
-        rc = PMPI_Rsend(buf, count, type, dest, tag, comm);
-        break;
-      case SendMode::Standard:
-        rc = PMPI_Send(buf, count, type, dest, tag, comm);
-        break;
-      }
+      rc = hostSend(mode).send(buf, count, type, dest, tag, comm);
     }
     return rc;
   }
@@ -110,21 +184,7 @@ int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 int sendInit(const void *buf, int count, MPI_Datatype type, int dest, int tag,
              MPI_Comm comm, SendMode mode, MPI_Request *request) {
   if (!mine(buf, count, type, dest)) {
-    int rc;
-    switch (mode) {
-    case SendMode::Buffered:
-      rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Synchronous:
-      rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Ready:
-      rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
-      break;
-    case SendMode::Standard:
-      rc = PMPI_Send_init(buf, count, type, dest, tag, comm, request);
-      break;
-    }
+    int rc = hostSend(mode).init(buf, count, type, dest, tag, comm, request);
     if (rc == MPI_SUCCESS)
       watchHostRequest(*request, true, const_cast<void *>(buf), count, type,
                        dest, tag, comm, true);
@@ -136,68 +196,32 @@ int sendInit(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 
 } // namespace
 
-DDTC_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype type,
-                         int dest, int tag, MPI_Comm comm) {
-  return send(buf, count, type, dest, tag, comm, SendMode::Standard);
-}
-DDTC_EXPORT int MPI_Bsend(const void *buf, int count, MPI_Datatype type,
-                          int dest, int tag, MPI_Comm comm) {
-  return send(buf, count, type, dest, tag, comm, SendMode::Buffered);
-}
-DDTC_EXPORT int MPI_Ssend(const void *buf, int count, MPI_Datatype type,
-                          int dest, int tag, MPI_Comm comm) {
-  return send(buf, count, type, dest, tag, comm, SendMode::Synchronous);
-}
-DDTC_EXPORT int MPI_Rsend(const void *buf, int count, MPI_Datatype type,
-                          int dest, int tag, MPI_Comm comm) {
-  return send(buf, count, type, dest, tag, comm, SendMode::Ready);
-}
+// The four modes of a send (standard, buffered, synchronous, ready) and of
+// its nonblocking and persistent forms.
+#define DDTC_SEND(Name, mode)                                                  \
+  DDTC_EXPORT int MPI_##Name(const void *buf, int count, MPI_Datatype type,    \
+                             int dest, int tag, MPI_Comm comm) {               \
+    return send(buf, count, type, dest, tag, comm, SendMode::mode);            \
+  }
+#define DDTC_SEND_REQUEST(Name, impl, mode)                                    \
+  DDTC_EXPORT int MPI_##Name(const void *buf, int count, MPI_Datatype type,    \
+                             int dest, int tag, MPI_Comm comm,                 \
+                             MPI_Request *request) {                           \
+    return impl(buf, count, type, dest, tag, comm, SendMode::mode, request);   \
+  }
 
-DDTC_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype type,
-                          int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Standard, request);
-}
-DDTC_EXPORT int MPI_Ibsend(const void *buf, int count, MPI_Datatype type,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Buffered, request);
-}
-DDTC_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype type,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Synchronous,
-               request);
-}
-DDTC_EXPORT int MPI_Irsend(const void *buf, int count, MPI_Datatype type,
-                           int dest, int tag, MPI_Comm comm,
-                           MPI_Request *request) {
-  return isend(buf, count, type, dest, tag, comm, SendMode::Ready, request);
-}
-
-DDTC_EXPORT int MPI_Send_init(const void *buf, int count, MPI_Datatype type,
-                              int dest, int tag, MPI_Comm comm,
-                              MPI_Request *request) {
-  return sendInit(buf, count, type, dest, tag, comm, SendMode::Standard,
-                  request);
-}
-DDTC_EXPORT int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type,
-                               int dest, int tag, MPI_Comm comm,
-                               MPI_Request *request) {
-  return sendInit(buf, count, type, dest, tag, comm, SendMode::Buffered,
-                  request);
-}
-DDTC_EXPORT int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type,
-                               int dest, int tag, MPI_Comm comm,
-                               MPI_Request *request) {
-  return sendInit(buf, count, type, dest, tag, comm, SendMode::Synchronous,
-                  request);
-}
-DDTC_EXPORT int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type,
-                               int dest, int tag, MPI_Comm comm,
-                               MPI_Request *request) {
-  return sendInit(buf, count, type, dest, tag, comm, SendMode::Ready, request);
-}
+DDTC_SEND(Send, Standard)
+DDTC_SEND(Bsend, Buffered)
+DDTC_SEND(Ssend, Synchronous)
+DDTC_SEND(Rsend, Ready)
+DDTC_SEND_REQUEST(Isend, isend, Standard)
+DDTC_SEND_REQUEST(Ibsend, isend, Buffered)
+DDTC_SEND_REQUEST(Issend, isend, Synchronous)
+DDTC_SEND_REQUEST(Irsend, isend, Ready)
+DDTC_SEND_REQUEST(Send_init, sendInit, Standard)
+DDTC_SEND_REQUEST(Bsend_init, sendInit, Buffered)
+DDTC_SEND_REQUEST(Ssend_init, sendInit, Synchronous)
+DDTC_SEND_REQUEST(Rsend_init, sendInit, Ready)
 
 DDTC_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
                          int tag, MPI_Comm comm, MPI_Status *status) {
@@ -213,11 +237,7 @@ DDTC_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype type, int source,
     } else {
       rc = PMPI_Recv(buf, count, type, source, tag, comm, &st);
     }
-    if (rc == MPI_SUCCESS)
-      rc = completeHostReceive(buf, count, type, comm, &st);
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-    return rc;
+    return hostReceived(rc, buf, count, type, comm, st, status);
   }
   return deviceRecv(buf, count, type, source, tag, comm, status);
 }
@@ -282,12 +302,7 @@ DDTC_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount,
     MPI_Status st;
     int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                            recvcount, recvtype, source, recvtag, comm, &st);
-    if (rc == MPI_SUCCESS) {
-      rc = completeHostReceive(recvbuf, recvcount, recvtype, comm, &st);
-    }
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-    return rc;
+    return hostReceived(rc, recvbuf, recvcount, recvtype, comm, st, status);
   }
   // The receive is posted first so that a send to oneself cannot block.
   MPI_Request req[2];
@@ -298,13 +313,7 @@ DDTC_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount,
   rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &req[1]);
   if (rc != MPI_SUCCESS)
     return rc;
-  MPI_Status st[2];
-  rc = MPI_Waitall(2, req, st);
-  if (status != MPI_STATUS_IGNORE)
-    *status = st[0];
-  if (rc == MPI_ERR_IN_STATUS)
-    rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
-  return rc;
+  return waitSendrecv(req, status);
 }
 
 DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
@@ -319,12 +328,7 @@ DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
     MPI_Status st;
     int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                    recvtag, comm, &st);
-    if (rc == MPI_SUCCESS) {
-      rc = completeHostReceive(buf, count, type, comm, &st);
-    }
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-    return rc;
+    return hostReceived(rc, buf, count, type, comm, st, status);
   }
   // The outgoing message is packed (its bytes taken) before the receive can
   // overwrite the buffer: an eager MPI_Isend of a device buffer returns only
@@ -340,33 +344,17 @@ DDTC_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type,
   rc = MPI_Irecv(buf, count, type, source, recvtag, comm, &req[0]);
   if (rc != MPI_SUCCESS)
     return rc;
-  MPI_Status st[2];
-  rc = MPI_Waitall(2, req, st);
-  if (status != MPI_STATUS_IGNORE)
-    *status = st[0];
-  if (rc == MPI_ERR_IN_STATUS)
-    rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
-  return rc;
+  return waitSendrecv(req, status);
 }
 
 DDTC_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm,
                           MPI_Status *status) {
-  MPI_Status st;
-  int rc;
-  if (!anyPending()) {
-    rc = PMPI_Probe(source, tag, comm, &st);
-  } else {
-    int flag = 0;
-    do {
-      progress();
-      rc = PMPI_Iprobe(source, tag, comm, &flag, &st);
-    } while (rc == MPI_SUCCESS && !flag);
-  }
-  if (rc == MPI_SUCCESS)
-    fixProbed(comm, &st, nullptr);
-  if (status != MPI_STATUS_IGNORE)
-    *status = st;
-  return rc;
+  return probe(
+      comm, nullptr, status,
+      [&](MPI_Status *st) { return PMPI_Probe(source, tag, comm, st); },
+      [&](int *flag, MPI_Status *st) {
+        return PMPI_Iprobe(source, tag, comm, flag, st);
+      });
 }
 
 DDTC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
@@ -374,32 +362,19 @@ DDTC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
   progress();
   MPI_Status st;
   int rc = PMPI_Iprobe(source, tag, comm, flag, &st);
-  if (rc == MPI_SUCCESS && *flag) {
-    fixProbed(comm, &st, nullptr);
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-  }
-  return rc;
+  return probed(rc, flag, comm, st, nullptr, status);
 }
 
 DDTC_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm,
                            MPI_Message *message, MPI_Status *status) {
-  MPI_Status st;
-  int rc;
-  if (!anyPending()) {
-    rc = PMPI_Mprobe(source, tag, comm, message, &st);
-  } else {
-    int flag = 0;
-    do {
-      progress();
-      rc = PMPI_Improbe(source, tag, comm, &flag, message, &st);
-    } while (rc == MPI_SUCCESS && !flag);
-  }
-  if (rc == MPI_SUCCESS)
-    fixProbed(comm, &st, message);
-  if (status != MPI_STATUS_IGNORE)
-    *status = st;
-  return rc;
+  return probe(
+      comm, message, status,
+      [&](MPI_Status *st) {
+        return PMPI_Mprobe(source, tag, comm, message, st);
+      },
+      [&](int *flag, MPI_Status *st) {
+        return PMPI_Improbe(source, tag, comm, flag, message, st);
+      });
 }
 
 DDTC_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
@@ -407,27 +382,17 @@ DDTC_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
   progress();
   MPI_Status st;
   int rc = PMPI_Improbe(source, tag, comm, flag, message, &st);
-  if (rc == MPI_SUCCESS && *flag) {
-    fixProbed(comm, &st, message);
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-  }
-  return rc;
+  return probed(rc, flag, comm, st, message, status);
 }
 
 DDTC_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type,
                           MPI_Message *message, MPI_Status *status) {
   progress();
-  MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_NULL
-                                                  : takeProbedComm(*message);
+  MPI_Comm comm = takeProbedComm(*message);
   if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type)) {
     MPI_Status st;
     int rc = PMPI_Mrecv(buf, count, type, message, &st);
-    if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)
-      rc = completeHostReceive(buf, count, type, comm, &st);
-    if (status != MPI_STATUS_IGNORE)
-      *status = st;
-    return rc;
+    return hostReceived(rc, buf, count, type, comm, st, status);
   }
   return deviceMrecv(buf, count, type, message, comm, status);
 }
@@ -435,8 +400,7 @@ DDTC_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type,
 DDTC_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type,
                            MPI_Message *message, MPI_Request *request) {
   progress();
-  MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_NULL
-                                                  : takeProbedComm(*message);
+  MPI_Comm comm = takeProbedComm(*message);
   if (*message == MPI_MESSAGE_NO_PROC || !onDevice(buf, count, type)) {
     int rc = PMPI_Imrecv(buf, count, type, message, request);
     if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL)

@@ -26,7 +26,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -39,81 +38,12 @@
 #include "ddtc/Target/CUDA/CPUEmulation.h"
 
 #include "GenericKernelSources.inc"
+#include "ddtc/Testing/EmulatedGenericKernels.h"
 
 using namespace ddtc;
 using namespace ddtc::test;
 
 namespace {
-
-template <typename P>
-void runPack(void (*k)(const unsigned char *, unsigned char *, P,
-                       const long long *),
-             const LaunchConfig &cfg, const unsigned char *origin,
-             unsigned char *packed, const long long *units) {
-  P params;
-  std::memcpy(&params, cfg.params.data(), sizeof params);
-  ddtcEmulateLaunch(k, static_cast<unsigned>(cfg.grid),
-                    static_cast<unsigned>(cfg.block), origin, packed, params,
-                    units);
-}
-template <typename P>
-void runUnpack(void (*k)(unsigned char *, const unsigned char *, P,
-                         const long long *),
-               const LaunchConfig &cfg, unsigned char *origin,
-               const unsigned char *packed, const long long *units) {
-  P params;
-  std::memcpy(&params, cfg.params.data(), sizeof params);
-  ddtcEmulateLaunch(k, static_cast<unsigned>(cfg.grid),
-                    static_cast<unsigned>(cfg.block), origin, packed, params,
-                    units);
-}
-
-/// Runs the generic pack (or unpack) kernel of `width`.
-bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
-            unsigned char *origin, unsigned char *packed,
-            const long long *units) {
-#define DDTC_WIDTH_CASE(W)                                                     \
-  case W:                                                                      \
-    if (cfg.params.size() * 8 != sizeof(ddtc_units_w##W##_params))             \
-      return false;                                                            \
-    if (pack)                                                                  \
-      runPack(ddtc_units_w##W##_pack, cfg, origin, packed, units);             \
-    else                                                                       \
-      runUnpack(ddtc_units_w##W##_unpack, cfg, origin, packed, units);         \
-    return true;
-  switch (width) {
-    DDTC_WIDTH_CASE(1)
-    DDTC_WIDTH_CASE(2)
-    DDTC_WIDTH_CASE(4)
-    DDTC_WIDTH_CASE(8)
-    DDTC_WIDTH_CASE(16)
-  }
-#undef DDTC_WIDTH_CASE
-  return false;
-}
-
-/// Runs the nest pack (or unpack) kernel of `width`.
-bool launchNest(bool pack, int width, const LaunchConfig &cfg,
-                unsigned char *origin, unsigned char *packed) {
-#define DDTC_WIDTH_CASE(W)                                                     \
-  case W:                                                                      \
-    if (cfg.params.size() * 8 != sizeof(ddtc_nest_w##W##_params))              \
-      return false;                                                            \
-    if (pack)                                                                  \
-      runPack(ddtc_nest_w##W##_pack, cfg, origin, packed, nullptr);            \
-    else                                                                       \
-      runUnpack(ddtc_nest_w##W##_unpack, cfg, origin, packed, nullptr);        \
-    return true;
-  switch (width) {
-    DDTC_WIDTH_CASE(1)
-    DDTC_WIDTH_CASE(2)
-    DDTC_WIDTH_CASE(4)
-    DDTC_WIDTH_CASE(8)
-    DDTC_WIDTH_CASE(16)
-  }
-#undef DDTC_WIDTH_CASE
-  return false;
-}
 
 /// The kernels each variant served, for the summary line.
 std::map<std::string, int> &servedBy() {
@@ -131,6 +61,23 @@ std::vector<std::pair<int64_t, int64_t>> rangesOf(int64_t total,
     ranges.push_back({std::min(a, b), std::max(a, b)});
   }
   return ranges;
+}
+
+/// Checks the pack, then the unpack, of packed bytes [lo, hi) with `run`,
+/// both buffers shifted by `misalign` bytes; returns the first failure.
+std::string checkBothWays(KernelChecker &checker, int64_t lo, int64_t hi,
+                          int misalign, const KernelRunner &run) {
+  for (bool pack : {true, false}) {
+    KernelCall call;
+    call.pack = pack;
+    call.lo = lo;
+    call.hi = hi;
+    call.originShift = call.packedShift = misalign;
+    std::string r = checker.check(call, run);
+    if (!r.empty())
+      return r;
+  }
+  return "";
 }
 
 /// Checks the nest kernels on one type, one launch per nest per call as the
@@ -181,25 +128,18 @@ std::string checkNests(const Datatype &type, int64_t count,
             if (!cfg.error.empty())
               return "computeNestLaunch: " + cfg.error;
             if (cfg.grid > 0 &&
-                !launchNest(call.pack, n.width, cfg,
-                            static_cast<unsigned char *>(b.origin()),
-                            static_cast<unsigned char *>(b.packed())))
+                !launchNestKernel(call.pack, n.width, cfg,
+                                  static_cast<unsigned char *>(b.origin()),
+                                  static_cast<unsigned char *>(b.packed())))
               return "no nest kernel of width " + std::to_string(n.width);
           }
           return "";
         };
-        for (bool pack : {true, false}) {
-          KernelCall call;
-          call.pack = pack;
-          call.lo = lo;
-          call.hi = hi;
-          call.originShift = call.packedShift = misalign;
-          std::string r = checker.check(call, run);
-          if (!r.empty())
-            return r + " (nest kernels, range [" + std::to_string(lo) + ", " +
-                   std::to_string(hi) + "), cap " + std::to_string(cap) +
-                   ", misaligned " + std::to_string(misalign) + ")";
-        }
+        std::string r = checkBothWays(checker, lo, hi, misalign, run);
+        if (!r.empty())
+          return r + " (nest kernels, range [" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "), cap " + std::to_string(cap) +
+                 ", misaligned " + std::to_string(misalign) + ")";
       }
   return "";
 }
@@ -315,9 +255,10 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
           ddtcEmuWatchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
                             b.readBegin, b.readEnd);
           if (cfg.grid > 0 &&
-              !launch(call.pack, g.width, cfg,
-                      static_cast<unsigned char *>(b.origin()),
-                      static_cast<unsigned char *>(b.packed()), table.data()))
+              !launchUnitsKernel(call.pack, g.width, cfg,
+                                 static_cast<unsigned char *>(b.origin()),
+                                 static_cast<unsigned char *>(b.packed()),
+                                 table.data()))
             return "no generic kernel of width " + std::to_string(g.width);
           const void *at = nullptr;
           unsigned long long bytes = 0;
@@ -325,16 +266,9 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
             return b.describeStrayRead(call, at, static_cast<int64_t>(bytes));
           return "";
         };
-        for (bool pack : {true, false}) {
-          KernelCall call;
-          call.pack = pack;
-          call.lo = lo;
-          call.hi = hi;
-          call.originShift = call.packedShift = misalign;
-          std::string r = checker.check(call, runKernel);
-          if (!r.empty())
-            return r + where;
-        }
+        std::string r = checkBothWays(checker, lo, hi, misalign, runKernel);
+        if (!r.empty())
+          return r + where;
       }
     }
   }

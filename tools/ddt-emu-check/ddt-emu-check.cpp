@@ -530,24 +530,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     }
     return argv[++i];
   };
-  for (int i = 1; i < argc; ++i) {
+  auto own = [&](int &i) {
     std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    }
-    if (a == "--version") {
-      std::printf("ddt-emu-check (ddtc) %s\n", DDTC_VERSION);
-      std::exit(0);
-    }
-    switch (parseCheckerOption(argc, argv, i, o, error)) {
-    case OptionResult::Taken:
-      continue;
-    case OptionResult::Error:
-      return false;
-    case OptionResult::NotTaken:
-      break;
-    }
     int64_t n = 0;
     const char *v = nullptr;
     if (a == "--no-sanitize") {
@@ -555,12 +539,12 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     } else if (a == "--max-packed") {
       if (!(v = value(i, "--max-packed")) || !parseInt64(v, n) || n < 1) {
         error = "--max-packed needs a positive byte count";
-        return false;
+        return OptionResult::Error;
       }
       o.maxPacked = n;
     } else if (a == "--keep") {
       if (!(v = value(i, "--keep")))
-        return false;
+        return OptionResult::Error;
       o.keep = v;
     } else if (a == "-O" || (a.size() == 3 && a.compare(0, 2, "-O") == 0)) {
       if (a.size() == 3)
@@ -568,17 +552,19 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       else if ((v = value(i, "-O")))
         o.optLevel = v;
       else
-        return false;
+        return OptionResult::Error;
       if (o.optLevel.size() != 1 || !std::strchr("0123s", o.optLevel[0])) {
         error = "-O needs one of 0, 1, 2, 3, s";
-        return false;
+        return OptionResult::Error;
       }
     } else {
-      error = "unknown option " + a;
-      return false;
+      return OptionResult::NotTaken;
     }
-  }
-  return finishCheckerOptions(o, error);
+    return OptionResult::Taken;
+  };
+  return parseCheckerArgs(argc, argv, o, kHelp,
+                          "ddt-emu-check (ddtc) " DDTC_VERSION "\n", own,
+                          error);
 }
 
 /// Emits, compiles and checks `cases`; prints failures and the totals.
@@ -650,13 +636,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
 }
 
 int runRandom(Options &o) {
-  if (!o.seedGiven)
-    o.seed = std::random_device{}() ^
-             (static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())
-              << 1);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
-  std::fflush(stdout);
+  chooseRandomSeed(o);
   RandomDatatypeOptions gen;
   gen.maxDepth = o.maxDepth;
   if (o.maxPacked > 0) {

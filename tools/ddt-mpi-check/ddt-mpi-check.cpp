@@ -16,7 +16,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -499,34 +498,20 @@ ShrinkResult shrinkCase(Checker &checker, TypeRef type, int64_t count,
 }
 
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
-  for (int i = 1; i < argc; ++i) {
+  auto own = [&](int &i) {
     std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    }
-    if (a == "--version") {
-      std::printf("ddt-mpi-check (ddtc) %s\n", DDTC_VERSION);
-      std::exit(0);
-    }
-    switch (parseCheckerOption(argc, argv, i, o, error)) {
-    case OptionResult::Taken:
-      continue;
-    case OptionResult::Error:
-      return false;
-    case OptionResult::NotTaken:
-      break;
-    }
     if (a == "--include-known-mpi-defects") {
       o.keepKnownDefects = true;
     } else if (a == "--no-shrink") {
       o.shrink = false;
     } else {
-      error = "unknown option " + a;
-      return false;
+      return OptionResult::NotTaken;
     }
-  }
-  return finishCheckerOptions(o, error);
+    return OptionResult::Taken;
+  };
+  return parseCheckerArgs(argc, argv, o, kHelp,
+                          "ddt-mpi-check (ddtc) " DDTC_VERSION "\n", own,
+                          error);
 }
 
 void printSmallest(const Options &o, Checker &checker, const TypeRef &type,
@@ -540,13 +525,7 @@ void printSmallest(const Options &o, Checker &checker, const TypeRef &type,
 }
 
 int runRandom(Options &o, Checker &checker) {
-  if (!o.seedGiven)
-    o.seed = std::random_device{}() ^
-             (static_cast<uint64_t>(
-                  std::chrono::steady_clock::now().time_since_epoch().count())
-              << 1);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(o.seed));
-  std::fflush(stdout);
+  chooseRandomSeed(o);
   RandomDatatypeOptions gen;
   gen.maxDepth = o.maxDepth;
   char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {0};

@@ -9,6 +9,7 @@
 // benchmark's layouts too (bench/layouts.py --tsv).
 //===----------------------------------------------------------------------===//
 
+#include "LayoutFile.h"
 #include "YaksaApi.h"
 #include "YaksaType.h"
 
@@ -17,8 +18,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,29 +68,11 @@ std::vector<Case> builtinCases() {
 
 /// The benchmark's layouts: name, count and spec of each TSV line.
 bool readLayouts(const std::string &path, std::vector<Case> &out) {
-  std::ifstream in(path);
-  if (!in)
+  std::vector<LayoutLine> lines;
+  if (!readLayoutFile(path, lines))
     return false;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, '\t'))
-      f.push_back(field);
-    if (f.size() != 7)
-      continue;
-    Case c{f[0], "", std::stoll(f[2])};
-    for (size_t i = 0; i < f[6].size(); ++i) {
-      if (f[6][i] == '\\' && i + 1 < f[6].size() && f[6][i + 1] == 'n') {
-        c.spec += '\n';
-        ++i;
-      } else {
-        c.spec += f[6][i];
-      }
-    }
-    out.push_back(c);
-  }
+  for (const LayoutLine &l : lines)
+    out.push_back(Case{l.name, l.spec, std::stoll(l.count)});
   return true;
 }
 

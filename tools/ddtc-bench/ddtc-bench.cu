@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchCuda.h"
+#include "LayoutFile.h"
 #include "TrafficCalibration.h"
 #include "TrafficModel.h"
 #include "Watchdog.h"
@@ -78,48 +79,31 @@ std::vector<int64_t> splitInts(const std::string &s) {
 }
 
 std::vector<Layout> readLayouts(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
+  std::vector<ddtc::LayoutLine> lines;
+  if (!ddtc::readLayoutFile(path, lines)) {
     std::fprintf(stderr, "ddtc-bench: cannot read %s\n", path.c_str());
     std::exit(1);
   }
   std::vector<Layout> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, '\t'))
-      f.push_back(field);
-    if (f.size() != 7)
-      continue;
+  for (const ddtc::LayoutLine &f : lines) {
     Layout l;
-    l.name = f[0];
-    l.group = f[1];
-    l.count = std::stoll(f[2]);
-    l.offset = std::stoll(f[3]);
-    if (f[4] != "-") {
-      auto v = splitInts(f[4]);
+    l.name = f.name;
+    l.group = f.group;
+    l.count = std::stoll(f.count);
+    l.offset = std::stoll(f.offset);
+    if (f.memcpy2d != "-") {
+      auto v = splitInts(f.memcpy2d);
       l.has2d = true;
       l.w2 = v[0], l.h2 = v[1], l.pitch2 = v[2], l.off2 = v[3];
     }
-    if (f[5] != "-") {
-      auto v = splitInts(f[5]);
+    if (f.memcpy3d != "-") {
+      auto v = splitInts(f.memcpy3d);
       l.has3d = true;
       for (int i = 0; i < 3; ++i)
         l.sizes3[i] = v[i], l.sub3[i] = v[3 + i], l.start3[i] = v[6 + i];
       l.elem3 = v[9];
     }
-    std::string spec;
-    for (size_t i = 0; i < f[6].size(); ++i) {
-      if (f[6][i] == '\\' && i + 1 < f[6].size() && f[6][i + 1] == 'n') {
-        spec += '\n';
-        ++i;
-      } else {
-        spec += f[6][i];
-      }
-    }
-    l.spec = spec;
+    l.spec = f.spec;
     out.push_back(l);
   }
   return out;

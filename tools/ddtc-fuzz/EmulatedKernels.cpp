@@ -8,7 +8,6 @@
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
-#include <cstring>
 #include <vector>
 
 #include "ddtc/Target/CUDA/CPUEmulation.h"
@@ -16,6 +15,7 @@
 // The generic kernels, as libddtc's build compiles them with NVRTC (after
 // the emulation header, which defines what CUDA C++ needs).
 #include "GenericKernelSources.inc"
+#include "ddtc/Testing/EmulatedGenericKernels.h"
 
 namespace ddtc::fuzz {
 
@@ -23,37 +23,6 @@ namespace {
 
 constexpr int64_t kMaxBuffer = int64_t(1) << 20;
 constexpr unsigned char kPoison = 0xA5;
-
-/// Runs the generic pack or unpack kernel of `width` with the launch `cfg`.
-bool launch(bool pack, int64_t width, const LaunchConfig &cfg,
-            unsigned char *origin, unsigned char *packed,
-            const long long *units) {
-#define DDTC_WIDTH_CASE(W)                                                     \
-  case W: {                                                                    \
-    ddtc_units_w##W##_params p;                                                \
-    if (cfg.params.size() * 8 != sizeof p)                                     \
-      return false;                                                            \
-    std::memcpy(&p, cfg.params.data(), sizeof p);                              \
-    if (pack)                                                                  \
-      ddtcEmulateLaunch(ddtc_units_w##W##_pack, unsigned(cfg.grid),            \
-                        unsigned(cfg.block), (const unsigned char *)origin,    \
-                        packed, p, units);                                     \
-    else                                                                       \
-      ddtcEmulateLaunch(ddtc_units_w##W##_unpack, unsigned(cfg.grid),          \
-                        unsigned(cfg.block), origin,                           \
-                        (const unsigned char *)packed, p, units);              \
-    return true;                                                               \
-  }
-  switch (width) {
-    DDTC_WIDTH_CASE(1)
-    DDTC_WIDTH_CASE(2)
-    DDTC_WIDTH_CASE(4)
-    DDTC_WIDTH_CASE(8)
-    DDTC_WIDTH_CASE(16)
-  }
-#undef DDTC_WIDTH_CASE
-  return false;
-}
 
 } // namespace
 
@@ -97,7 +66,8 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
                                       kPoison);
     unsigned char *p = reinterpret_cast<unsigned char *>(
         (reinterpret_cast<uintptr_t>(packed.data()) + 15) & ~uintptr_t(15));
-    if (cfg.grid > 0 && !launch(true, g.width, cfg, origin, p, table.data()))
+    if (cfg.grid > 0 &&
+        !launchUnitsKernel(true, g.width, cfg, origin, p, table.data()))
       return "no generic kernel of width " + std::to_string(g.width);
     for (int64_t k = from; k < to; ++k)
       if (p[k - from] != ref[static_cast<size_t>(k)])
@@ -109,7 +79,7 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
     referenceUnpackRange(type, count, ref.data(), from, to,
                          expect.data() + (origin - source.data()));
     if (cfg.grid > 0)
-      launch(false, g.width, cfg, dstOrigin, p, table.data());
+      launchUnitsKernel(false, g.width, cfg, dstOrigin, p, table.data());
     if (dst != expect)
       return "generic unpack differs from the reference" + where;
   }

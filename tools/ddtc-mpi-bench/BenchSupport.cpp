@@ -43,6 +43,25 @@ void checkMpi(int rc, const char *what) {
   die("%s failed: %s", what, text);
 }
 
+int initTwoRanks(int *argc, char ***argv, const char *program,
+                 const char *hint) {
+  MPI_Init(argc, argv);
+  gMpiUp = true;
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  gRank = rank;
+  if (size != 2) {
+    if (rank == 0)
+      std::fprintf(stderr, "%s: needs exactly 2 MPI ranks, got %d%s\n", program,
+                   size, hint);
+    MPI_Finalize();
+    return -1;
+  }
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return rank;
+}
+
 double median(std::vector<double> v) {
   if (v.empty())
     return NAN;

@@ -32,6 +32,13 @@ extern std::function<void(const std::string &)> gOnAbort;
 /// Dies with MPI's text for rc unless rc is MPI_SUCCESS.
 void checkMpi(int rc, const char *what);
 
+/// MPI_Init for a mode that runs on two ranks: sets gMpiUp and gRank, and
+/// errors on MPI_COMM_WORLD return instead of aborting. Returns this
+/// process's rank, or -1 (MPI finalized) when there are not two ranks: rank
+/// 0 then says so, as "<program>: needs exactly 2 MPI ranks, got N<hint>".
+int initTwoRanks(int *argc, char ***argv, const char *program,
+                 const char *hint);
+
 double median(std::vector<double> v);
 
 /// num / den, NaN unless both are finite and den is positive.

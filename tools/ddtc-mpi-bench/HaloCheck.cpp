@@ -67,22 +67,9 @@ int main(int argc, char **argv) {
   }
 
   dm_init(); // before MPI_Init, as CUDA-aware programs pick their device
-  MPI_Init(&argc, &argv);
-  gMpiUp = true;
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  gRank = rank;
-  if (size != 2) {
-    if (rank == 0)
-      std::fprintf(stderr,
-                   "ddtc-mpi-halo-check: needs exactly 2 MPI ranks, "
-                   "got %d\n",
-                   size);
-    MPI_Finalize();
+  int rank = initTwoRanks(&argc, &argv, "ddtc-mpi-halo-check", "");
+  if (rank < 0)
     return 2;
-  }
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   // The fake driver's device memory is host memory, which plain MPI reads
   // by itself: with DDTC_EXAMPLE_REQUIRE_DDTC=1 a run without the layer
   // fails instead of passing.

@@ -1337,22 +1337,10 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaSetDevice(device));
   CHECK_CUDA(cudaFree(nullptr));
 
-  MPI_Init(&argc, &argv);
-  gMpiUp = true;
-  int rank = 0, size = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  gRank = rank;
-  if (size != 2) {
-    if (rank == 0)
-      std::fprintf(stderr,
-                   "ddtc-mpi-bench: needs exactly 2 MPI ranks, got %d (run it "
-                   "with mpirun -np 2)\n",
-                   size);
-    MPI_Finalize();
+  int rank = initTwoRanks(&argc, &argv, "ddtc-mpi-bench",
+                          " (run it with mpirun -np 2)");
+  if (rank < 0)
     return 2;
-  }
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int peer = 1 - rank;
 
   // Is MPI_Send interposed (by libddtc-mpi)?

@@ -11,6 +11,7 @@
 #include "ddtc/Core/SpecParser.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,22 @@ OptionResult parseCheckerOption(int argc, char **argv, int &i,
 
 /// Checks after all arguments: exactly one of --random N and a spec file.
 bool finishCheckerOptions(const CheckerOptions &o, std::string &error);
+
+/// Reads a checker's command line: --help (or -h) prints `help` and
+/// --version prints `version`, both then exit 0; the shared options go to
+/// `o` (parseCheckerOption); every other argument goes to `own`, which reads
+/// the tool's own options as parseCheckerOption reads the shared ones. An
+/// argument neither takes is an unknown option. Ends with
+/// finishCheckerOptions.
+bool parseCheckerArgs(int argc, char **argv, CheckerOptions &o,
+                      const char *help, const char *version,
+                      const std::function<OptionResult(int &i)> &own,
+                      std::string &error);
+
+/// Sets the seed of a --random run, unless --seed gave one, from the random
+/// device and the clock, and prints it first ("seed: N") so that the run can
+/// be repeated.
+void chooseRandomSeed(CheckerOptions &o);
 
 /// A whole decimal, hexadecimal (0x) or octal (0) 64-bit integer.
 bool parseInt64(const char *text, int64_t &out);
