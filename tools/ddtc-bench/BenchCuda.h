@@ -39,6 +39,12 @@
 
 namespace ddtc {
 
+/// The median of `t` (the upper one of an even count); `t` is not empty.
+inline double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 /// Median microseconds of `reps` runs of fn on the default stream, timed
 /// with events, after `warmup` runs.
 template <typename Fn> double timeUs(Fn fn, int reps, int warmup = 3) {
@@ -61,8 +67,7 @@ template <typename Fn> double timeUs(Fn fn, int reps, int warmup = 3) {
   }
   CHECK_CUDA(cudaEventDestroy(a));
   CHECK_CUDA(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(std::move(t));
 }
 
 } // namespace ddtc
