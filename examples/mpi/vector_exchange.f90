@@ -66,7 +66,7 @@ program vector_exchange
   ! Values of the large messages: 512 KiB, above the layer's eager limit.
   integer, parameter :: nlarge = 65536
 
-  integer :: ierr, rank, nproc, other, i, j, k, count
+  integer :: ierr, rank, nproc, other, i, j, k, count, rep
   integer :: passed, failed, totals(2)
   integer :: block, flat, req(2), status(MPI_STATUS_SIZE), made
   character(len=16) :: protocol
@@ -173,6 +173,30 @@ program vector_exchange
   ! Ranks in reverse order, so that the new ranks are not the world's.
   call MPI_COMM_SPLIT(MPI_COMM_WORLD, 7, nproc - rank, made, ierr)
   call exchange_large(made, 'MPI_COMM_SPLIT')
+  call MPI_COMM_FREE(made, ierr)
+
+  ! 5. MPI_NEIGHBOR_ALLGATHER on a periodic ring of the two ranks (both
+  ! neighbours are the other rank): the row block arrives twice, each time
+  ! as width x cols contiguous values.
+  call MPI_CART_CREATE(MPI_COMM_WORLD, 1, [nproc], [.true.], .false., made, ierr)
+  deallocate (want1)
+  allocate (want1(2 * width * cols + guard))
+  want1 = -3.0_dp
+  pr = dm_alloc(word * size(want1))
+  call c_f_pointer(pr, r, [size(want1)])
+  call dm_to_device(pr, c_loc(want1), word * size(want1))
+  call MPI_NEIGHBOR_ALLGATHER(a(send_row, 1), 1, block, r, 1, flat, made, ierr)
+  k = 0
+  do rep = 1, 2
+    do j = 1, cols
+      do i = 1, width
+        k = k + 1
+        want1(k) = value(other, send_row + i - 1, j)
+      end do
+    end do
+  end do
+  call expect('MPI_NEIGHBOR_ALLGATHER of the row block on a ring', pr, want1, size(want1))
+  call dm_free(pr)
   call MPI_COMM_FREE(made, ierr)
 
   ! The sender's array must be as it was.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Layer.h"
+#include "Topology.h"
 
 #include <algorithm>
 #include <memory>
@@ -74,16 +75,11 @@ const void *stage(Stage &s, const void *buf, int64_t count, MPI_Datatype type,
   return s->host();
 }
 
-/// The same for a v/w buffer described by per-rank blocks.
-const void *stageBlocks(Stage &s, const void *buf, int n, const int *counts,
-                        const int *displs, const MPI_Datatype *types,
-                        bool bytesDispl, bool copyIn) {
-  if (buf == MPI_IN_PLACE || !counts)
-    return buf;
-  std::vector<int64_t> offsets(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i)
-    offsets[i] =
-        bytesDispl ? displs[i] : int64_t(displs[i]) * extentOf(types[i]);
+/// The same for a buffer of blocks: block i is counts[i] x types[i] at
+/// byte offset offsets[i].
+const void *stageOffsets(Stage &s, const void *buf, int n, const int *counts,
+                         const std::vector<int64_t> &offsets,
+                         const MPI_Datatype *types, bool copyIn) {
   // Classify at the first block that holds data.
   int first = -1;
   for (int i = 0; i < n && first < 0; ++i)
@@ -96,6 +92,21 @@ const void *stageBlocks(Stage &s, const void *buf, int n, const int *counts,
   unionSpan(n, counts, offsets.data(), types, f, span);
   s = std::make_unique<StagedBuffer>(buf, f, span, copyIn);
   return s->host();
+}
+
+/// The same for a v/w buffer described by per-process blocks, displaced in
+/// bytes (`Displ` MPI_Aint, or int with bytesDispl) or in extents.
+template <typename Displ>
+const void *stageBlocks(Stage &s, const void *buf, int n, const int *counts,
+                        const Displ *displs, const MPI_Datatype *types,
+                        bool bytesDispl, bool copyIn) {
+  if (buf == MPI_IN_PLACE || !counts)
+    return buf;
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    offsets[i] = bytesDispl ? int64_t(displs[i])
+                            : int64_t(displs[i]) * extentOf(types[i]);
+  return stageOffsets(s, buf, n, counts, offsets, types, copyIn);
 }
 
 void *mut(const void *p) { return const_cast<void *>(p); }
@@ -147,12 +158,77 @@ Copies gatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
   return c;
 }
 
-/// Blocks i of counts[i] x type at displs[i] (in extents).
-const void *stageV(Stage &st, const void *buf, const int counts[],
-                   const int displs[], MPI_Datatype type, MPI_Comm comm) {
-  int n = groupSize(comm);
+/// Blocks i < n of counts[i] x type at displs[i] (in extents).
+const void *stageV(Stage &st, const void *buf, int n, const int counts[],
+                   const int displs[], MPI_Datatype type) {
   std::vector<MPI_Datatype> types(static_cast<size_t>(n), type);
   return stageBlocks(st, buf, n, counts, displs, types.data(), false, true);
+}
+
+/// The same with one block per process of the group.
+const void *stageV(Stage &st, const void *buf, const int counts[],
+                   const int displs[], MPI_Datatype type, MPI_Comm comm) {
+  return stageV(st, buf, groupSize(comm), counts, displs, type);
+}
+
+Copies neighborAllgatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                               void *rbuf, int rcount, MPI_Datatype rtype,
+                               MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * in, rtype, true));
+  return c;
+}
+
+Copies neighborAllgathervCopies(const void *sbuf, int scount,
+                                MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[],
+                                MPI_Datatype rtype, MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = mut(stageV(c.r, rbuf, in, rcounts, displs, rtype));
+  return c;
+}
+
+Copies neighborAlltoallCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                              void *rbuf, int rcount, MPI_Datatype rtype,
+                              MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stage(c.s, sbuf, int64_t(scount) * out, stype, true);
+  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * in, rtype, true));
+  return c;
+}
+
+Copies neighborAlltoallvCopies(const void *sbuf, const int scounts[],
+                               const int sdispls[], MPI_Datatype stype,
+                               void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype,
+                               MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stageV(c.s, sbuf, out, scounts, sdispls, stype);
+  c.rp = mut(stageV(c.r, rbuf, in, rcounts, rdispls, rtype));
+  return c;
+}
+
+Copies neighborAlltoallwCopies(const void *sbuf, const int scounts[],
+                               const MPI_Aint sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf,
+                               const int rcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype rtypes[], MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stageBlocks(c.s, sbuf, out, scounts, sdispls, stypes, true, true);
+  c.rp = mut(stageBlocks(c.r, rbuf, in, rcounts, rdispls, rtypes, true, true));
+  return c;
 }
 
 Copies gathervCopies(const void *sbuf, int scount, MPI_Datatype stype,
@@ -377,36 +453,41 @@ DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
 DDTC_ALL_TO_ALL(Allgather, Iallgather, allgatherCopies)
 DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies)
 
-DDTC_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype,
-                               void *rbuf, const int rcounts[],
-                               const int displs[], MPI_Datatype rtype,
-                               MPI_Comm comm) {
-  progress();
-  Copies c =
-      allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  return done(
-      PMPI_Allgatherv(c.sp, scount, stype, c.rp, rcounts, displs, rtype, comm),
-      c, comm);
-}
-DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
-                                MPI_Datatype stype, void *rbuf,
-                                const int rcounts[], const int displs[],
-                                MPI_Datatype rtype, MPI_Comm comm,
-                                MPI_Request *req) {
-  progress();
-  Copies c =
-      allgathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  return started(PMPI_Iallgatherv(c.sp, scount, stype, c.rp, rcounts, displs,
-                                  rtype, comm, req),
-                 c, comm, req);
-}
+// Allgatherv: a count and a type to send, counts and displacements per
+// process to receive.
+#define DDTC_ALL_GATHER_V(Name, IName, copies)                                 \
+  DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
+                             void *rbuf, const int rcounts[],                  \
+                             const int displs[], MPI_Datatype rtype,           \
+                             MPI_Comm comm) {                                  \
+    progress();                                                                \
+    Copies c =                                                                 \
+        copies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);       \
+    return done(PMPI_##Name(c.sp, scount, stype, c.rp, rcounts, displs, rtype, \
+                            comm),                                             \
+                c, comm);                                                      \
+  }                                                                            \
+  DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
+                              MPI_Datatype stype, void *rbuf,                  \
+                              const int rcounts[], const int displs[],         \
+                              MPI_Datatype rtype, MPI_Comm comm,               \
+                              MPI_Request *req) {                              \
+    progress();                                                                \
+    Copies c =                                                                 \
+        copies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);       \
+    return started(PMPI_##IName(c.sp, scount, stype, c.rp, rcounts, displs,    \
+                                rtype, comm, req),                             \
+                   c, comm, req);                                              \
+  }
+
+DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies)
 
 // Alltoallv and Alltoallw: counts and displacements per process on each
 // side, with one type a side (Alltoallv) or one per process (Alltoallw).
-#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types)                          \
+#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types, Displ)                   \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, const int scounts[],            \
-                             const int sdispls[], Types stypes, void *rbuf,    \
-                             const int rcounts[], const int rdispls[],         \
+                             const Displ sdispls[], Types stypes, void *rbuf,  \
+                             const int rcounts[], const Displ rdispls[],       \
                              Types rtypes, MPI_Comm comm) {                    \
     progress();                                                                \
     Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
@@ -416,8 +497,8 @@ DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, const int scounts[],           \
-                              const int sdispls[], Types stypes, void *rbuf,   \
-                              const int rcounts[], const int rdispls[],        \
+                              const Displ sdispls[], Types stypes, void *rbuf, \
+                              const int rcounts[], const Displ rdispls[],      \
                               Types rtypes, MPI_Comm comm, MPI_Request *req) { \
     progress();                                                                \
     Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
@@ -427,8 +508,21 @@ DDTC_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount,
                    c, comm, req);                                              \
   }
 
-DDTC_ALL_TO_ALL_V(Alltoallv, Ialltoallv, alltoallvCopies, MPI_Datatype)
-DDTC_ALL_TO_ALL_V(Alltoallw, Ialltoallw, alltoallwCopies, const MPI_Datatype *)
+DDTC_ALL_TO_ALL_V(Alltoallv, Ialltoallv, alltoallvCopies, MPI_Datatype, int)
+DDTC_ALL_TO_ALL_V(Alltoallw, Ialltoallw, alltoallwCopies, const MPI_Datatype *,
+                  int)
+
+// Neighbourhood collectives: the same shapes, with the blocks of the
+// processes of the communicator's topology (neighbourDegrees).
+DDTC_ALL_TO_ALL(Neighbor_allgather, Ineighbor_allgather,
+                neighborAllgatherCopies)
+DDTC_ALL_TO_ALL(Neighbor_alltoall, Ineighbor_alltoall, neighborAlltoallCopies)
+DDTC_ALL_GATHER_V(Neighbor_allgatherv, Ineighbor_allgatherv,
+                  neighborAllgathervCopies)
+DDTC_ALL_TO_ALL_V(Neighbor_alltoallv, Ineighbor_alltoallv,
+                  neighborAlltoallvCopies, MPI_Datatype, int)
+DDTC_ALL_TO_ALL_V(Neighbor_alltoallw, Ineighbor_alltoallw,
+                  neighborAlltoallwCopies, const MPI_Datatype *, MPI_Aint)
 
 DDTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count,
                            MPI_Datatype type, MPI_Op op, int root,

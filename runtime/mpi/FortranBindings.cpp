@@ -27,6 +27,8 @@
 // never matched.
 //===----------------------------------------------------------------------===//
 
+#include "Topology.h"
+
 #include <mpi.h>
 
 #include <dlfcn.h>
@@ -992,6 +994,61 @@ DDTC_FORTRAN_IMPL ddtc_fortran_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
                                x.received().displs(), rtypes.get(), cc));
 }
 DDTC_FORTRAN(alltoallw, ALLTOALLW)
+
+// Neighbourhood collectives: blocks per neighbour of the communicator's
+// topology (no MPI_IN_PLACE).
+DDTC_FORTRAN_ALL_TO_ALL(neighbor_allgather, NEIGHBOR_ALLGATHER,
+                        Neighbor_allgather)
+DDTC_FORTRAN_ALL_TO_ALL(neighbor_alltoall, NEIGHBOR_ALLTOALL,
+                        Neighbor_alltoall)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_allgatherv(
+    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+    MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *c,
+    MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int in = 0, out = 0;
+  ddtc::mpi::neighbourDegrees(cc, in, out);
+  Blocks recv(recvcounts, displs, in);
+  setError(ierr, MPI_Neighbor_allgatherv(buffer(sendbuf), integer(sendcount),
+                                         type(sendtype), buffer(recvbuf),
+                                         recv.counts(), recv.displs(),
+                                         type(recvtype), cc));
+}
+DDTC_FORTRAN(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_alltoallv(
+    void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
+    void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
+    MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int in = 0, out = 0;
+  ddtc::mpi::neighbourDegrees(cc, in, out);
+  Blocks sent(sendcounts, sdispls, out), received(recvcounts, rdispls, in);
+  setError(ierr, MPI_Neighbor_alltoallv(
+                     buffer(sendbuf), sent.counts(), sent.displs(),
+                     type(sendtype), buffer(recvbuf), received.counts(),
+                     received.displs(), type(recvtype), cc));
+}
+DDTC_FORTRAN(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
+
+// The displacements are INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint as they
+// are.
+DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_alltoallw(
+    void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
+    void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls,
+    MPI_Fint *recvtypes, MPI_Fint *c, MPI_Fint *ierr) {
+  MPI_Comm cc = comm(c);
+  int in = 0, out = 0;
+  ddtc::mpi::neighbourDegrees(cc, in, out);
+  Integers scounts(sendcounts, out), rcounts(recvcounts, in);
+  Types stypes(sendtypes, out), rtypes(recvtypes, in);
+  setError(ierr, MPI_Neighbor_alltoallw(buffer(sendbuf), scounts.get(),
+                                        sdispls, stypes.get(), buffer(recvbuf),
+                                        rcounts.get(), rdispls, rtypes.get(),
+                                        cc));
+}
+DDTC_FORTRAN(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 
 DDTC_FORTRAN_IMPL ddtc_fortran_reduce(void *sendbuf, void *recvbuf,
                                       MPI_Fint *count, MPI_Fint *datatype,
