@@ -801,8 +801,29 @@ void suiteNeighbours(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
     deviceFree(da);
     deviceFree(db);
   }
-  // Allgather (2), Alltoall (2), Allgatherv (2), Alltoallw (2), Alltoallv (2).
-  check(staged && staged() - stagedBefore >= 10,
+  // A distributed graph: each rank receives from the rank below it and
+  // sends to the rank above (degree 1 each way; none with one rank).
+  {
+    MPI_Comm graph;
+    int below = (rank + worldSize - 1) % worldSize,
+        above = (rank + 1) % worldSize, degree = worldSize > 1 ? 1 : 0;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, degree, &below,
+                                   MPI_UNWEIGHTED, degree, &above,
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+    Buffer r(vec, 1, 0, true);
+    std::vector<int> a = ints(32, rank * 7);
+    void *da = onDevice(a);
+    MPI_Neighbor_alltoall(da, 32, MPI_INT, r.dOrigin(), 1, vecType, graph);
+    PMPI_Neighbor_alltoall(a.data(), 32, MPI_INT, r.hOrigin(), 1, vecType,
+                           graph);
+    check(r.deviceBytes() == r.host,
+          "Neighbor_alltoall on a distributed graph into a vector type");
+    deviceFree(da);
+    MPI_Comm_free(&graph);
+  }
+  // Allgather (2), Alltoall (2), Allgatherv (2), Alltoallw (2), Alltoallv (2),
+  // the graph's Alltoall (2).
+  check(staged && staged() - stagedBefore >= 12,
         "the neighbourhood collectives were staged by the layer");
   MPI_Comm_free(&ring);
 }
