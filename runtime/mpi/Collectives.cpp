@@ -171,66 +171,6 @@ const void *stageV(Stage &st, const void *buf, const int counts[],
   return stageV(st, buf, groupSize(comm), counts, displs, type);
 }
 
-Copies neighborAllgatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
-                               void *rbuf, int rcount, MPI_Datatype rtype,
-                               MPI_Comm comm) {
-  int in = 0, out = 0;
-  neighbourDegrees(comm, in, out);
-  Copies c;
-  c.sp = stage(c.s, sbuf, scount, stype, true);
-  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * in, rtype, true));
-  return c;
-}
-
-Copies neighborAllgathervCopies(const void *sbuf, int scount,
-                                MPI_Datatype stype, void *rbuf,
-                                const int rcounts[], const int displs[],
-                                MPI_Datatype rtype, MPI_Comm comm) {
-  int in = 0, out = 0;
-  neighbourDegrees(comm, in, out);
-  Copies c;
-  c.sp = stage(c.s, sbuf, scount, stype, true);
-  c.rp = mut(stageV(c.r, rbuf, in, rcounts, displs, rtype));
-  return c;
-}
-
-Copies neighborAlltoallCopies(const void *sbuf, int scount, MPI_Datatype stype,
-                              void *rbuf, int rcount, MPI_Datatype rtype,
-                              MPI_Comm comm) {
-  int in = 0, out = 0;
-  neighbourDegrees(comm, in, out);
-  Copies c;
-  c.sp = stage(c.s, sbuf, int64_t(scount) * out, stype, true);
-  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * in, rtype, true));
-  return c;
-}
-
-Copies neighborAlltoallvCopies(const void *sbuf, const int scounts[],
-                               const int sdispls[], MPI_Datatype stype,
-                               void *rbuf, const int rcounts[],
-                               const int rdispls[], MPI_Datatype rtype,
-                               MPI_Comm comm) {
-  int in = 0, out = 0;
-  neighbourDegrees(comm, in, out);
-  Copies c;
-  c.sp = stageV(c.s, sbuf, out, scounts, sdispls, stype);
-  c.rp = mut(stageV(c.r, rbuf, in, rcounts, rdispls, rtype));
-  return c;
-}
-
-Copies neighborAlltoallwCopies(const void *sbuf, const int scounts[],
-                               const MPI_Aint sdispls[],
-                               const MPI_Datatype stypes[], void *rbuf,
-                               const int rcounts[], const MPI_Aint rdispls[],
-                               const MPI_Datatype rtypes[], MPI_Comm comm) {
-  int in = 0, out = 0;
-  neighbourDegrees(comm, in, out);
-  Copies c;
-  c.sp = stageBlocks(c.s, sbuf, out, scounts, sdispls, stypes, true, true);
-  c.rp = mut(stageBlocks(c.r, rbuf, in, rcounts, rdispls, rtypes, true, true));
-  return c;
-}
-
 Copies gathervCopies(const void *sbuf, int scount, MPI_Datatype stype,
                      void *rbuf, const int rcounts[], const int displs[],
                      MPI_Datatype rtype, int root, MPI_Comm comm) {
@@ -264,32 +204,47 @@ Copies scattervCopies(const void *sbuf, const int scounts[], const int displs[],
   return c;
 }
 
+/// Sends `out` blocks of scount x stype and receives `in` blocks of rcount
+/// x rtype, consecutive on each side.
+Copies exchangeCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                      int out, void *rbuf, int rcount, MPI_Datatype rtype,
+                      int in) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, int64_t(scount) * out, stype, true);
+  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * in, rtype, true));
+  return c;
+}
+
+/// Sends scount x stype once and receives blocks i < n of rcounts[i] x
+/// rtype at displs[i].
+Copies gatherBlocksCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                          void *rbuf, int n, const int rcounts[],
+                          const int displs[], MPI_Datatype rtype) {
+  Copies c;
+  c.sp = stage(c.s, sbuf, scount, stype, true);
+  c.rp = mut(stageV(c.r, rbuf, n, rcounts, displs, rtype));
+  return c;
+}
+
 Copies allgatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
                        void *rbuf, int rcount, MPI_Datatype rtype,
                        MPI_Comm comm) {
-  Copies c;
-  c.sp = stage(c.s, sbuf, scount, stype, true);
-  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * groupSize(comm), rtype, true));
-  return c;
+  return exchangeCopies(sbuf, scount, stype, 1, rbuf, rcount, rtype,
+                        groupSize(comm));
 }
 
 Copies allgathervCopies(const void *sbuf, int scount, MPI_Datatype stype,
                         void *rbuf, const int rcounts[], const int displs[],
                         MPI_Datatype rtype, MPI_Comm comm) {
-  Copies c;
-  c.sp = stage(c.s, sbuf, scount, stype, true);
-  c.rp = mut(stageV(c.r, rbuf, rcounts, displs, rtype, comm));
-  return c;
+  return gatherBlocksCopies(sbuf, scount, stype, rbuf, groupSize(comm),
+                            rcounts, displs, rtype);
 }
 
 Copies alltoallCopies(const void *sbuf, int scount, MPI_Datatype stype,
                       void *rbuf, int rcount, MPI_Datatype rtype,
                       MPI_Comm comm) {
-  Copies c;
   int n = groupSize(comm);
-  c.sp = stage(c.s, sbuf, int64_t(scount) * n, stype, true);
-  c.rp = mut(stage(c.r, rbuf, int64_t(rcount) * n, rtype, true));
-  return c;
+  return exchangeCopies(sbuf, scount, stype, n, rbuf, rcount, rtype, n);
 }
 
 Copies alltoallvCopies(const void *sbuf, const int scounts[],
@@ -310,6 +265,59 @@ Copies alltoallwCopies(const void *sbuf, const int scounts[],
   int n = groupSize(comm);
   c.sp = stageBlocks(c.s, sbuf, n, scounts, sdispls, stypes, true, true);
   c.rp = mut(stageBlocks(c.r, rbuf, n, rcounts, rdispls, rtypes, true, true));
+  return c;
+}
+
+// Neighbourhood collectives: blocks per neighbour of the topology.
+Copies neighborAllgatherCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                               void *rbuf, int rcount, MPI_Datatype rtype,
+                               MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  return exchangeCopies(sbuf, scount, stype, 1, rbuf, rcount, rtype, in);
+}
+
+Copies neighborAllgathervCopies(const void *sbuf, int scount,
+                                MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[],
+                                MPI_Datatype rtype, MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  return gatherBlocksCopies(sbuf, scount, stype, rbuf, in, rcounts, displs,
+                            rtype);
+}
+
+Copies neighborAlltoallCopies(const void *sbuf, int scount, MPI_Datatype stype,
+                              void *rbuf, int rcount, MPI_Datatype rtype,
+                              MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  return exchangeCopies(sbuf, scount, stype, out, rbuf, rcount, rtype, in);
+}
+
+Copies neighborAlltoallvCopies(const void *sbuf, const int scounts[],
+                               const int sdispls[], MPI_Datatype stype,
+                               void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype,
+                               MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stageV(c.s, sbuf, out, scounts, sdispls, stype);
+  c.rp = mut(stageV(c.r, rbuf, in, rcounts, rdispls, rtype));
+  return c;
+}
+
+Copies neighborAlltoallwCopies(const void *sbuf, const int scounts[],
+                               const MPI_Aint sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf,
+                               const int rcounts[], const MPI_Aint rdispls[],
+                               const MPI_Datatype rtypes[], MPI_Comm comm) {
+  int in = 0, out = 0;
+  neighbourDegrees(comm, in, out);
+  Copies c;
+  c.sp = stageBlocks(c.s, sbuf, out, scounts, sdispls, stypes, true, true);
+  c.rp = mut(stageBlocks(c.r, rbuf, in, rcounts, rdispls, rtypes, true, true));
   return c;
 }
 
