@@ -32,6 +32,7 @@
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -828,6 +829,68 @@ void suiteNeighbours(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
   MPI_Comm_free(&ring);
 }
 
+/// MPI I/O on device buffers of the strided type `vec`: every rank writes
+/// two instances at its own offset of a shared file, from device memory
+/// and, as the reference, from its host copy at another offset; then reads
+/// the next rank's region back into poisoned device and host buffers
+/// (blocking, collective, and nonblocking), and the device bytes must equal
+/// the host ones. The layer must have staged the device buffers.
+void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
+  auto staged = reinterpret_cast<long long (*)()>(
+      dlsym(RTLD_DEFAULT, "ddtc_mpi_staged_buffers"));
+  long long stagedBefore = staged ? staged() : 0;
+  char path[64] = "/tmp/ddtc-mpi-io-XXXXXX";
+  if (rank == 0) {
+    int fd = mkstemp(path);
+    if (fd >= 0)
+      close(fd);
+  }
+  PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_File fh;
+  int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &fh);
+  check(rc == MPI_SUCCESS, "MPI_File_open", rc);
+  if (rc != MPI_SUCCESS)
+    return;
+  const MPI_Offset packed = packedSize(vec, 2);
+  const int next = (rank + 1) % worldSize;
+  Buffer s(vec, 2, seed + 41 + rank, false);
+  MPI_Status st;
+  rc = MPI_File_write_at_all(fh, rank * packed, s.dOrigin(), 2, vecType, &st);
+  rc |= PMPI_File_write_at_all(fh, (worldSize + rank) * packed, s.hOrigin(), 2,
+                               vecType, &st);
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
+  Buffer r(vec, 2, 0, true);
+  rc |= MPI_File_read_at_all(fh, next * packed, r.dOrigin(), 2, vecType, &st);
+  rc |= PMPI_File_read_at_all(fh, (worldSize + next) * packed, r.hOrigin(), 2,
+                              vecType, &st);
+  check(rc == MPI_SUCCESS && r.deviceBytes() == r.host,
+        "File_write_at_all and File_read_at_all of device vectors", rc);
+  // Nonblocking, and at the individual file pointer.
+  Buffer q(vec, 2, 0, true), p(vec, 2, 0, true);
+  MPI_Request req;
+  rc = MPI_File_iread_at(fh, next * packed, q.dOrigin(), 2, vecType, &req);
+  rc |= MPI_Wait(&req, MPI_STATUS_IGNORE);
+  rc |= MPI_File_seek(fh, next * packed, MPI_SEEK_SET);
+  rc |= MPI_File_read(fh, p.dOrigin(), 2, vecType, &st);
+  rc |= PMPI_File_read_at(fh, (worldSize + next) * packed, q.hOrigin(), 2,
+                          vecType, &st);
+  rc |= PMPI_File_read_at(fh, (worldSize + next) * packed, p.hOrigin(), 2,
+                          vecType, &st);
+  check(rc == MPI_SUCCESS && q.deviceBytes() == q.host &&
+            p.deviceBytes() == p.host,
+        "File_iread_at and File_read of device vectors", rc);
+  MPI_File_close(&fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    unlink(path);
+  // write_at_all, read_at_all, iread_at, read: 4 staged buffers.
+  check(staged && staged() - stagedBefore >= 4,
+        "MPI I/O on device buffers was staged by the layer");
+}
+
 void suiteCollectives(uint64_t seed) {
   std::string error;
   TypeRef vec =
@@ -962,6 +1025,7 @@ void suiteCollectives(uint64_t seed) {
   check(staged && staged() - stagedBefore >= 7,
         "the nonblocking collectives were staged by the layer");
   suiteNeighbours(seed, *vec, mt.h);
+  suiteIO(seed, *vec, mt.h);
 }
 
 void suitePack(uint64_t seed, int cases) {
