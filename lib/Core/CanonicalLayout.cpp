@@ -494,4 +494,38 @@ std::string describeLayout(const CanonicalLayout &layout) {
   return os.str();
 }
 
+double estimateReadAmplification(const CanonicalLayout &layout,
+                                 int64_t granule) {
+  const double g = static_cast<double>(granule);
+  double read = 0, packed = 0;
+  for (const Segment &seg : layout.segments) {
+    // A nest point: its bytes, the memory from its first byte to its last
+    // (span), and what reading it costs.
+    double bytes = 0, runs = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const Run &r : seg.runs) {
+      bytes += static_cast<double>(r.length);
+      runs += static_cast<double>(r.length) + g - 1;
+      lo = std::min(lo, r.offset);
+      hi = std::max(hi, r.offset + r.length);
+    }
+    double span = static_cast<double>(hi - lo);
+    double cost = std::max(bytes, std::min(runs, span + g - 1));
+    // Each dimension, innermost first, repeats the block below it: the
+    // copies cost what they cost apart, but no more than the memory they
+    // span together (copies closer than a piece share it).
+    for (size_t d = seg.dims.size(); d-- > 0;) {
+      const double n = static_cast<double>(seg.dims[d].count);
+      const int64_t stride = seg.dims[d].stride;
+      const double step = static_cast<double>(stride < 0 ? -stride : stride);
+      bytes *= n;
+      span += (n - 1) * step;
+      cost = std::max(bytes, std::min(n * cost, span + g - 1));
+    }
+    read += cost;
+    packed += bytes;
+  }
+  return packed > 0 ? read / packed : 1.0;
+}
+
 } // namespace ddtc

@@ -177,7 +177,7 @@ bool wantIpc(Operation &op) {
 }
 
 bool startIpcSend(Operation &op) {
-  op.plan = ipcSchedule(op.total);
+  op.plan = ipcSchedule(op.total, op.info->readAmplification);
   op.nfrag = static_cast<int>(op.plan.count());
   op.slotBytes = op.plan.longest();
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;

@@ -88,14 +88,17 @@ std::string modelPath();
 /// DDTC_MPI_FRAGMENT_MIN when given, else the same (fixed fragments).
 void chooseFragment(int64_t bytes);
 
-/// The IPC pipeline's fragments for a message of `bytes` packed bytes: the
-/// largest and the first from DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN
-/// where given, else those the model predicts fastest.
-FragmentSchedule ipcSchedule(int64_t bytes);
+/// The IPC pipeline's fragments for a message of `bytes` packed bytes of a
+/// type whose pack reads `readAmplification` bytes of memory per packed
+/// byte (TypeInfo): the largest and the first from DDTC_MPI_FRAGMENT and
+/// DDTC_MPI_FRAGMENT_MIN where given, else those the model predicts
+/// fastest.
+FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification = 1.0);
 /// The host pipeline's: DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN.
 FragmentSchedule hostSchedule(int64_t bytes);
 /// The model's one-way time of a message through IPC in those fragments.
-double predictIpcUs(const FragmentSchedule &schedule);
+double predictIpcUs(const FragmentSchedule &schedule,
+                    double readAmplification = 1.0);
 
 const Settings &settings();
 /// The protocol in force: settings().protocol, unless a program chose
@@ -223,6 +226,10 @@ struct TypeInfo {
   std::string why; ///< why ddtc does not pack it, when type is null
   /// The ddtc type was committed (kernels planned) for device use.
   std::atomic<bool> planned{false};
+  /// Bytes of memory a pack of the type reads per packed byte, estimated
+  /// from its layout when it is planned (estimateReadAmplification, 64-byte
+  /// pieces): the model's kernel rate for the type.
+  double readAmplification = 1.0;
 };
 
 /// The info of `datatype` (decoded on first use and kept as an attribute),

@@ -135,6 +135,19 @@ ddtc_mpi_predict_us(long long bytes, int peer) {
   return predictIpcUs(ipcSchedule(bytes));
 }
 
+/// The same for a message of `type` (its kernels' rate follows its
+/// layout: TypeInfo::readAmplification).
+__attribute__((visibility("default"))) double
+ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
+  if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
+    return -1;
+  TypeInfo *info = acquirePlannedType(type);
+  const double amplification = info ? info->readAmplification : 1.0;
+  if (info)
+    releaseType(info);
+  return predictIpcUs(ipcSchedule(bytes, amplification), amplification);
+}
+
 /// For tests: device buffers staged through host memory (collectives,
 /// staged types) since MPI_Init.
 __attribute__((visibility("default"))) long long ddtc_mpi_staged_buffers(void) {

@@ -5,14 +5,19 @@
 // shrinking again to the last) costs, as the pipeline runs (the postal and
 // max-rate models of the seeds):
 //
-//   T = start + n * alpha + M / link + (first + last) / local
+//   T = start + n * alpha + M / min(link, kernel) + (first + last) / kernel
 //
 // start: the note, the answer and the closing message;
 // alpha: what one fragment costs the host (a kernel launch, events, the
 //        ready and return messages);
 // link:  the rate of the copy between the GPUs (or within one);
 // local: the rate of a pack or unpack kernel in local memory: the first
-//        fragment's pack and the last one's unpack do not overlap the link.
+//        fragment's pack and the last one's unpack do not overlap the link;
+// kernel: local for the message's own type, which reads `amp` bytes of
+//        memory per packed byte where the calibration's kernel reads one
+//        (estimateReadAmplification of its layout: 8.9 for doubles 4 KiB
+//        apart, 1.0 for long runs): kernel = local * 2 / (amp + 1); the
+//        pipeline moves no faster than the slower of the link and it.
 //
 // Small first and last fragments shorten the last term and add fragments:
 // the model tries the largest fragment among the powers of two from 256 KiB
@@ -188,7 +193,8 @@ void chooseFragment(int64_t bytes) {
   chosenFragment.store(std::max<int64_t>(bytes, 0), std::memory_order_relaxed);
 }
 
-double predictIpcUs(const FragmentSchedule &schedule) {
+double predictIpcUs(const FragmentSchedule &schedule,
+                    double readAmplification) {
   const ModelFigures &m = modelFigures();
   int64_t n = schedule.count();
   if (n == 0)
@@ -196,13 +202,20 @@ double predictIpcUs(const FragmentSchedule &schedule) {
   // One fragment is packed and unpacked whole, with nothing to overlap.
   double ends =
       static_cast<double>(schedule.length(0) + schedule.length(n - 1));
+  // The type's kernels: the calibrated rate moves one byte read and one
+  // written per packed byte; this type reads readAmplification. The
+  // pipeline runs no faster than its slowest stage, the link or the
+  // kernels.
+  const double kernelGBps =
+      m.localGBps * 2.0 / (std::max(readAmplification, 1.0) + 1.0);
   // GB/s = 1e3 bytes per microsecond.
   return m.startUs + static_cast<double>(n) * m.alphaUs +
-         static_cast<double>(schedule.total()) / (m.linkGBps * 1e3) +
-         ends / (m.localGBps * 1e3);
+         static_cast<double>(schedule.total()) /
+             (std::min(m.linkGBps, kernelGBps) * 1e3) +
+         ends / (kernelGBps * 1e3);
 }
 
-FragmentSchedule ipcSchedule(int64_t bytes) {
+FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
   // The note carries both sizes as int32.
   auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };
   const Settings &s = settings();
@@ -214,8 +227,9 @@ FragmentSchedule ipcSchedule(int64_t bytes) {
   // The search costs a few microseconds: the last answer is kept per
   // thread (messages of one size tend to follow each other).
   thread_local int64_t lastBytes = -1;
+  thread_local double lastAmplification = 0;
   thread_local FragmentSchedule last;
-  if (bytes == lastBytes)
+  if (bytes == lastBytes && readAmplification == lastAmplification)
     return last;
   constexpr int64_t kLeast = int64_t(64) << 10,
                     kLargestLeast = int64_t(256) << 10,
@@ -224,7 +238,7 @@ FragmentSchedule ipcSchedule(int64_t bytes) {
   double bestUs = std::numeric_limits<double>::infinity();
   auto consider = [&](int64_t largest, int64_t firstFragment) {
     FragmentSchedule candidate(bytes, largest, firstFragment);
-    double us = predictIpcUs(candidate);
+    double us = predictIpcUs(candidate, readAmplification);
     if (us < bestUs || (us == bestUs && candidate.count() < best.count())) {
       best = candidate;
       bestUs = us;
@@ -244,6 +258,7 @@ FragmentSchedule ipcSchedule(int64_t bytes) {
       break;
   }
   lastBytes = bytes;
+  lastAmplification = readAmplification;
   last = best;
   return best;
 }

@@ -85,7 +85,11 @@ void plan(TypeInfo *info) {
     noteOnce("a datatype is staged through host memory (ddtc cannot plan "
              "it: " +
              info->why + ")");
+    return;
   }
+  if (info->type->specialized)
+    info->readAmplification =
+        estimateReadAmplification(info->type->specialized->layout, 64);
 }
 
 bool isNamed(MPI_Datatype datatype) {

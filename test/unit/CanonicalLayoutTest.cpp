@@ -193,3 +193,28 @@ TEST(Property, RandomTypesKeepTheirRuns) {
 }
 
 } // namespace
+
+TEST(ReadAmplification, FollowsTheLayout) {
+  auto amp = [](const char *spec) {
+    CanonicalLayout l = lowerToCanonical(*parse(spec));
+    detectVectors(l);
+    return estimateReadAmplification(l, 64);
+  };
+  // One long run: its bytes, plus under one piece at its ends.
+  EXPECT_NEAR(amp("t = contiguous(100000, double)"), 1.0, 1e-3);
+  // Doubles 4 KiB apart (a cube's x face): a piece for every 8 bytes, and
+  // on average a second one when a double straddles two. (Below, the last
+  // piece of a span adds up to granule - 1 bytes: hence the tolerances.)
+  EXPECT_NEAR(amp("t = vector(1000, 1, 512, double)"), 71.0 / 8, 1e-9);
+  // 16 bytes every 32: points share pieces, so every byte between is read.
+  EXPECT_NEAR(amp("t = vector(1000, 2, 4, double)"), 2.0, 0.005);
+  // Rows of 4080 bytes every 4096.
+  EXPECT_NEAR(amp("t = vector(1000, 510, 512, double)"), 4096.0 / 4080,
+              0.005);
+  // Two doubles 16 bytes apart in a 64-byte record: the record's memory.
+  EXPECT_NEAR(amp("t = contiguous(1000, resized(0, 64, hindexed([1, 1], "
+                  "[0, 16], double)))"),
+              4.0, 0.005);
+  // An empty layout reads nothing and is not amplified.
+  EXPECT_EQ(amp("t = contiguous(0, double)"), 1.0);
+}

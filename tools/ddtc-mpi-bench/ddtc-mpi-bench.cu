@@ -85,6 +85,9 @@ bool gDeviceRefs = false;
 int (*gSetProtocol)(const char *) = nullptr;
 /// libddtc-mpi's model of a device message to a peer (negative: none).
 double (*gPredict)(long long, int) = nullptr;
+/// The same for a message of a given type (its kernels' rate follows its
+/// layout), where the layer has it.
+double (*gPredictType)(long long, int, MPI_Datatype) = nullptr;
 
 /// Runs `f` with the layer's protocol set to `name` (back to auto after).
 template <typename F> void withProtocol(const char *name, F f) {
@@ -1362,6 +1365,8 @@ int main(int argc, char **argv) {
   if (gDeviceRefs) {
     gPredict = reinterpret_cast<double (*)(long long, int)>(
         dlsym(RTLD_DEFAULT, "ddtc_mpi_predict_us"));
+    gPredictType = reinterpret_cast<double (*)(long long, int, MPI_Datatype)>(
+        dlsym(RTLD_DEFAULT, "ddtc_mpi_predict_type_us"));
     gSetProtocol = reinterpret_cast<int (*)(const char *)>(
         dlsym(RTLD_DEFAULT, "ddtc_mpi_set_protocol"));
     if (noDdtc || !gSetProtocol) {
@@ -1780,8 +1785,11 @@ int main(int argc, char **argv) {
 
       if (rank == 0) {
         double d = p.t[DDTC].us;
-        if (gPredict) {
-          double pred = gPredict((long long)p.packed, 1);
+        if (gPredict || gPredictType) {
+          // Rank 0 sends its side's type.
+          double pred = gPredictType
+                            ? gPredictType((long long)p.packed, 1, s.in.type)
+                            : gPredict((long long)p.packed, 1);
           if (pred >= 0)
             p.predictedUs = pred;
         }

@@ -87,6 +87,17 @@ bool simplifyLayout(CanonicalLayout &layout);
 /// forEachRun: equal to flatten(type, count) for the type it came from.
 std::vector<Run> flattenLayout(const CanonicalLayout &layout, int64_t count);
 
+/// An estimate of the memory a pack reads per packed byte (>= 1) when
+/// memory is read in whole aligned pieces of `granule` bytes: a run costs
+/// its bytes plus granule - 1 (the mean over alignments of the pieces it
+/// touches); a block of runs, and each dimension's copies of the block
+/// below it (innermost first), cost what their parts cost, but no more than
+/// the memory they span together plus granule - 1 (parts closer than a
+/// piece share it) and no less than their bytes. Segments add up. One step
+/// per run of a nest point and per dimension: no run is listed.
+double estimateReadAmplification(const CanonicalLayout &layout,
+                                 int64_t granule);
+
 /// A one-line description per segment, for --emit=explain and tests.
 std::string describeLayout(const CanonicalLayout &layout);
 

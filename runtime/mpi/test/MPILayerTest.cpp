@@ -891,6 +891,31 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
         "MPI I/O on device buffers was staged by the layer");
 }
 
+/// The IPC model's kernel rate follows the type: 1 MiB of doubles 4 KiB
+/// apart must be predicted slower than 1 MiB of contiguous doubles (where
+/// the peer is reached through IPC; elsewhere the model says nothing).
+void checkModelRates() {
+  auto predict = reinterpret_cast<double (*)(long long, int, MPI_Datatype)>(
+      dlsym(RTLD_DEFAULT, "ddtc_mpi_predict_type_us"));
+  check(predict != nullptr, "ddtc_mpi_predict_type_us is exported");
+  if (!predict || worldSize < 2)
+    return;
+  MPI_Datatype sparse, dense;
+  MPI_Type_vector(1 << 17, 1, 512, MPI_DOUBLE, &sparse);
+  MPI_Type_contiguous(1 << 17, MPI_DOUBLE, &dense);
+  MPI_Type_commit(&sparse);
+  MPI_Type_commit(&dense);
+  const int peer = (rank + 1) % worldSize;
+  double s = predict(1 << 20, peer, sparse), d = predict(1 << 20, peer, dense);
+  if (d >= 0)
+    check(s > d,
+          "the model predicts doubles 4 KiB apart slower than contiguous "
+          "ones",
+          static_cast<long long>(s), static_cast<long long>(d));
+  MPI_Type_free(&sparse);
+  MPI_Type_free(&dense);
+}
+
 void suiteCollectives(uint64_t seed) {
   std::string error;
   TypeRef vec =
@@ -1189,6 +1214,7 @@ int main(int argc, char **argv) {
     suitePack(seed, cases / 4 + 1);
   if (!expectIpc.empty())
     checkIpcUse(expectIpc);
+  checkModelRates();
   int counts[2] = {passed.load(), failed.load()}, total[2];
   MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0)
