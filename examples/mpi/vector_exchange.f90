@@ -9,7 +9,9 @@
 ! dm_alloc (device_memory.c) returns; the host never reads or writes them:
 ! they are only passed to MPI and copied with dm_to_device / dm_to_host.
 ! Every received value is copied back and compared, guard elements
-! included. Rank 0 prints "vector_exchange (Fortran): N checks passed" when
+! included; the nonblocking collectives and the file reads and writes also
+! check that the layer staged their device buffers. The file of the MPI I/O
+! check is /tmp/ddtc-vector-exchange-<pid>.f90.dat, which rank 0 deletes. Rank 0 prints "vector_exchange (Fortran): N checks passed" when
 ! every check of both ranks passed; the status is 1 on any mismatch, 77
 ! when there is no GPU.
 program vector_exchange
@@ -41,6 +43,10 @@ program vector_exchange
     end subroutine
     subroutine dm_require_ddtc() bind(C, name='dm_require_ddtc')
     end subroutine
+    function getpid() bind(C, name='getpid') result(pid)
+      import :: c_int
+      integer(c_int) :: pid
+    end function
     ! To look up libddtc-mpi's counters without linking to it.
     function dlsym(handle, name) bind(C, name='dlsym') result(p)
       import :: c_ptr, c_funptr, c_char
@@ -69,6 +75,10 @@ program vector_exchange
   integer :: ierr, rank, nproc, other, i, j, k, count, rep
   integer :: passed, failed, totals(2)
   integer :: block, flat, req(2), status(MPI_STATUS_SIZE), made
+  integer :: counts(2), displs(2), rcounts(2), rdispls(2), fh, pid
+  integer(kind=MPI_OFFSET_KIND) :: offset
+  integer(c_long_long) :: staged
+  character(len=64) :: path
   character(len=16) :: protocol
   real(dp), allocatable, target :: h(:, :), want(:, :), want1(:)
   real(dp), pointer, contiguous :: a(:, :), b(:, :), r(:), s(:)
@@ -196,8 +206,118 @@ program vector_exchange
     end do
   end do
   call expect('MPI_NEIGHBOR_ALLGATHER of the row block on a ring', pr, want1, size(want1))
+
+  ! 6. MPI_INEIGHBOR_ALLGATHER, the same on the same ring, completed by
+  ! MPI_WAIT.
+  want1 = -4.0_dp
+  call dm_to_device(pr, c_loc(want1), word * size(want1))
+  staged = layer_count('ddtc_mpi_staged_buffers')
+  call MPI_INEIGHBOR_ALLGATHER(a(send_row, 1), 1, block, r, 1, flat, made, req(1), ierr)
+  call MPI_WAIT(req(1), status, ierr)
+  call report_staged('MPI_INEIGHBOR_ALLGATHER')
+  k = 0
+  do rep = 1, 2
+    do j = 1, cols
+      do i = 1, width
+        k = k + 1
+        want1(k) = value(other, send_row + i - 1, j)
+      end do
+    end do
+  end do
+  call expect('MPI_INEIGHBOR_ALLGATHER of the row block on a ring', pr, want1, size(want1))
+  call report(req(1) == MPI_REQUEST_NULL, 'MPI_WAIT freed the MPI_INEIGHBOR_ALLGATHER request')
   call dm_free(pr)
   call MPI_COMM_FREE(made, ierr)
+
+  ! 7. MPI_IALLGATHERV: each rank's row block, received as contiguous
+  ! values, rank 1's first, with a gap of two values before each block.
+  deallocate (want1)
+  allocate (want1(2 * width * cols + 4 + guard))
+  want1 = -5.0_dp
+  pr = dm_alloc(word * size(want1))
+  call c_f_pointer(pr, r, [size(want1)])
+  call dm_to_device(pr, c_loc(want1), word * size(want1))
+  rcounts = width * cols
+  rdispls = [width * cols + 4, 2]
+  staged = layer_count('ddtc_mpi_staged_buffers')
+  call MPI_IALLGATHERV(a(send_row, 1), 1, block, r, rcounts, rdispls, MPI_DOUBLE_PRECISION, &
+                       MPI_COMM_WORLD, req(1), ierr)
+  call MPI_WAIT(req(1), MPI_STATUS_IGNORE, ierr)
+  call report_staged('MPI_IALLGATHERV')
+  do rep = 0, 1
+    k = rdispls(rep + 1)
+    do j = 1, cols
+      do i = 1, width
+        k = k + 1
+        want1(k) = value(rep, send_row + i - 1, j)
+      end do
+    end do
+  end do
+  call expect('MPI_IALLGATHERV of the row blocks at displacements', pr, want1, size(want1))
+
+  ! 8. MPI_IALLTOALLV: rank p gets 10 + p values of column p + 1 (from row
+  ! 4) of every rank's array; the block from rank q lands at 20 * q + 1.
+  want1 = -6.0_dp
+  call dm_to_device(pr, c_loc(want1), word * size(want1))
+  counts = [10, 11]
+  displs = [3, rows + 3]
+  rcounts = 10 + rank
+  rdispls = [1, 21]
+  staged = layer_count('ddtc_mpi_staged_buffers')
+  call MPI_IALLTOALLV(a, counts, displs, MPI_DOUBLE_PRECISION, r, rcounts, rdispls, &
+                      MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, req(2), ierr)
+  call MPI_WAITALL(1, req(2:2), MPI_STATUSES_IGNORE, ierr)
+  call report_staged('MPI_IALLTOALLV')
+  do rep = 0, 1
+    do i = 1, 10 + rank
+      want1(rdispls(rep + 1) + i) = value(rep, 3 + i, rank + 1)
+    end do
+  end do
+  call expect('MPI_IALLTOALLV of column pieces at displacements', pr, want1, size(want1))
+  call report(req(2) == MPI_REQUEST_NULL, 'MPI_WAITALL freed the MPI_IALLTOALLV request')
+
+  ! 9. MPI_FILE_WRITE_AT_ALL of each rank's row block (strided on the
+  ! device) into a shared file, each rank at its own offset, then
+  ! MPI_FILE_READ_AT_ALL of the other rank's part into rows recv_row... of
+  ! a device array: every other element stays.
+  pid = getpid()
+  call MPI_BCAST(pid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  write (path, '(a,i0,a)') '/tmp/ddtc-vector-exchange-', pid, '.f90.dat'
+  call MPI_FILE_OPEN(MPI_COMM_WORLD, trim(path), ior(MPI_MODE_CREATE, MPI_MODE_RDWR), &
+                     MPI_INFO_NULL, fh, ierr)
+  call report(ierr == MPI_SUCCESS, 'MPI_FILE_OPEN of ' // trim(path))
+  offset = rank * width * cols * word
+  staged = layer_count('ddtc_mpi_staged_buffers')
+  call MPI_FILE_WRITE_AT_ALL(fh, offset, a(send_row, 1), 1, block, status, ierr)
+  call report_staged('MPI_FILE_WRITE_AT_ALL')
+  call MPI_GET_COUNT(status, block, count, ierr)
+  call report(count == 1, 'MPI_FILE_WRITE_AT_ALL status: MPI_GET_COUNT')
+  call MPI_FILE_SYNC(fh, ierr)
+  call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  call MPI_FILE_SYNC(fh, ierr)
+  ! The two blocks side by side, nothing before or after them.
+  call MPI_FILE_GET_SIZE(fh, offset, ierr)
+  call report(offset == 2 * width * cols * word, 'MPI_FILE_WRITE_AT_ALL: the file size')
+  want = -7.0_dp
+  pb = dm_alloc(word * rows * cols)
+  call c_f_pointer(pb, b, [rows, cols])
+  call dm_to_device(pb, c_loc(want), word * rows * cols)
+  offset = other * width * cols * word
+  staged = layer_count('ddtc_mpi_staged_buffers')
+  call MPI_FILE_READ_AT_ALL(fh, offset, b(recv_row, 1), 1, block, status, ierr)
+  call report_staged('MPI_FILE_READ_AT_ALL')
+  do j = 1, cols
+    do i = 1, width
+      want(recv_row + i - 1, j) = value(other, send_row + i - 1, j)
+    end do
+  end do
+  call expect('MPI_FILE_WRITE_AT_ALL/MPI_FILE_READ_AT_ALL row blocks through a file', &
+              pb, want, rows * cols)
+  call dm_free(pb)
+  call MPI_FILE_CLOSE(fh, ierr)
+  call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  if (rank == 0) call MPI_FILE_DELETE(trim(path), MPI_INFO_NULL, ierr)
+  call dm_free(pr)
 
   ! The sender's array must be as it was.
   call expect('the sent array is unchanged', pa, h, rows * cols)
@@ -273,6 +393,15 @@ contains
     end if
     call dm_free(psend)
     call dm_free(precv)
+  end subroutine
+
+  ! Since plain MPI could read the fake driver's device memory too: that the
+  ! layer staged the device buffers of the call made since `staged` was
+  ! taken, so that its Fortran entry point, not the MPI library's, ran.
+  subroutine report_staged(call_name)
+    character(*), intent(in) :: call_name
+    call report(layer_count('ddtc_mpi_staged_buffers') > staged, &
+                call_name // ': the layer staged the device buffers')
   end subroutine
 
   subroutine report(ok, what)

@@ -33,7 +33,12 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstddef>
+#include <deque>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 // The value a Fortran LOGICAL .TRUE. has for the compiler of the calling
@@ -237,49 +242,127 @@ private:
   Scratch<int> c_;
 };
 
-// An array of Fortran datatype handles.
-class Types {
+//===-- Arrays of the v and w collectives ---------------------------------===//
+
+// Whether a Fortran INTEGER array can be given to C as an int array as it
+// is: true wherever MPI_Fint is int, that is, unless MPI was built for
+// 8-byte default INTEGERs.
+constexpr bool kIntegersAreInts =
+    sizeof(MPI_Fint) == sizeof(int) && std::is_integral_v<MPI_Fint> &&
+    std::is_signed_v<MPI_Fint>;
+
+// The C arrays one collective call reads: the counts, displacements and
+// datatypes of its v and w forms. INTEGER arrays go through unconverted
+// where they can (kIntegersAreInts); the converted ones, and the datatype
+// arrays, are owned here. A nonblocking collective reads its arrays until
+// it completes (MPI 3.1, section 5.12), so those of one go with its request
+// (KeptArrays) instead of going when the entry point returns.
+class Arrays {
 public:
-  Types(const MPI_Fint *f, int n) : c_(n) {
-    for (int i = 0; i < n; ++i)
-      c_[i] = MPI_Type_f2c(f[i]);
+  const int *integers(const MPI_Fint *f, int n) {
+    if constexpr (kIntegersAreInts) {
+      return reinterpret_cast<const int *>(f);
+    } else {
+      std::vector<int> &c = ints_.emplace_back(nonNegative(n));
+      for (int i = 0; i < n; ++i)
+        c[i] = static_cast<int>(f[i]);
+      return c.data();
+    }
   }
-  const MPI_Datatype *get() { return c_.data(); }
+
+  const MPI_Datatype *types(const MPI_Fint *f, int n) {
+    std::vector<MPI_Datatype> &c = types_.emplace_back(nonNegative(n));
+    for (int i = 0; i < n; ++i)
+      c[i] = MPI_Type_f2c(f[i]);
+    return c.data();
+  }
+
+  bool empty() const { return ints_.empty() && types_.empty(); }
 
 private:
-  Scratch<MPI_Datatype> c_;
+  // A std::deque: the arrays already handed out never move.
+  std::deque<std::vector<int>> ints_;
+  std::deque<std::vector<MPI_Datatype>> types_;
 };
 
-// The per-process counts and displacements of a v or w collective.
-class Blocks {
+// The arrays of the nonblocking collectives started from Fortran, by the
+// Fortran handle of their request, until the Fortran Wait, Test or
+// Request_free that completes the request. A request completed from C
+// keeps its arrays until the end of the program (and, should MPI hand its
+// handle to a new request, until that one completes).
+class KeptArrays {
 public:
-  Blocks(const MPI_Fint *counts, const MPI_Fint *displs, int n)
-      : counts_(counts, n), displs_(displs, n) {}
-  const int *counts() { return counts_.get(); }
-  const int *displs() { return displs_.get(); }
+  void keep(MPI_Fint request, Arrays arrays) {
+    if (arrays.empty())
+      return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    byRequest_.insert_or_assign(request, std::move(arrays));
+    any_.store(true, std::memory_order_relaxed);
+  }
+
+  void release(MPI_Fint request) {
+    // Most programs never keep any: their completions take no lock.
+    if (!any_.load(std::memory_order_relaxed))
+      return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    byRequest_.erase(request);
+  }
 
 private:
-  Integers counts_, displs_;
+  std::mutex mutex_;
+  std::atomic<bool> any_{false};
+  std::unordered_map<MPI_Fint, Arrays> byRequest_;
 };
 
-// The blocks of both sides of Alltoallv and Alltoallw, n per side. With
-// MPI_IN_PLACE the send arrays are not read: the receive ones stand in for
-// them.
-class Exchange {
-public:
-  Exchange(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
-           const MPI_Fint *recvcounts, const MPI_Fint *rdispls, int n)
-      : send_(placeBuffer(sendbuf)), received_(recvcounts, rdispls, n),
-        sent_(sendcounts, sdispls, inPlace() ? 0 : n) {}
-  void *send() const { return send_; }
-  bool inPlace() const { return send_ == MPI_IN_PLACE; }
-  Blocks &sent() { return inPlace() ? received_ : sent_; }
-  Blocks &received() { return received_; }
+KeptArrays &keptArrays() {
+  static KeptArrays k;
+  return k;
+}
 
-private:
-  void *send_;
-  Blocks received_, sent_;
+// Called when the request whose Fortran handle was `request` is written
+// back as MPI_REQUEST_NULL: it completed (or was freed).
+void requestDone(MPI_Fint request, MPI_Request now) {
+  if (now == MPI_REQUEST_NULL)
+    keptArrays().release(request);
+}
+
+// The counts and displacements of one side of a v or w collective:
+// displacements are INTEGERs (Displ int), or INTEGER(KIND=MPI_ADDRESS_KIND)
+// (Displ MPI_Aint), which are MPI_Aint as they are.
+template <typename Displ> struct Blocks {
+  const int *counts;
+  const Displ *displs;
 };
+
+Blocks<int> blocks(Arrays &a, const MPI_Fint *counts, const MPI_Fint *displs,
+                   int n) {
+  return {a.integers(counts, n), a.integers(displs, n)};
+}
+
+Blocks<MPI_Aint> blocks(Arrays &a, const MPI_Fint *counts,
+                        const MPI_Aint *displs, int n) {
+  return {a.integers(counts, n), displs};
+}
+
+// How many blocks each side of an exchange has: one per process of the
+// (remote) group, or one per neighbour of the communicator's topology.
+struct Sides {
+  int sent, received;
+};
+
+Sides groupSides(MPI_Comm c) {
+  int n = groupSize(c, true);
+  return {n, n};
+}
+
+Sides neighbourSides(MPI_Comm c) {
+  int in = 0, out = 0;
+  ddtc::mpi::neighbourDegrees(c, in, out);
+  return {out, in};
+}
+
+int receivedFromGroup(MPI_Comm c) { return groupSides(c).received; }
+int receivedFromNeighbours(MPI_Comm c) { return neighbourSides(c).received; }
 
 // An array of Fortran request handles, written back after the call: a
 // completed nonpersistent request becomes MPI_REQUEST_NULL.
@@ -290,7 +373,10 @@ public:
       c_[i] = MPI_Request_f2c(f[i]);
   }
   MPI_Request *get() { return c_.data(); }
-  void put(int i) { f_[i] = MPI_Request_c2f(c_[i]); }
+  void put(int i) {
+    requestDone(f_[i], c_[i]);
+    f_[i] = MPI_Request_c2f(c_[i]);
+  }
   void putAll() {
     for (int i = 0; i < n_; ++i)
       put(i);
@@ -408,7 +494,20 @@ public:
 
 using CommOut = Out<AsComm>;
 using RequestOut = Out<AsRequest>;
-using RequestInOut = InOut<AsRequest>;
+// A request the call may complete or free (Wait, Test, Request_free): the
+// arrays kept for it go once it has.
+class RequestInOut : public InOut<AsRequest> {
+public:
+  explicit RequestInOut(MPI_Fint *f) : InOut<AsRequest>(f), before_(*f) {}
+  void put() {
+    requestDone(before_, *get());
+    InOut<AsRequest>::put();
+  }
+
+private:
+  MPI_Fint before_;
+};
+
 using MessageOut = Out<AsMessage>;
 using MessageInOut = InOut<AsMessage>;
 using TypeInOut = InOut<AsType>;
@@ -447,6 +546,47 @@ void finishIfFound(MPI_Fint *ierr, int rc, LogicalOut &flag, Outs &...outs) {
   }
   setError(ierr, rc);
 }
+
+// How a collective entry point runs its C call: Blocking, or Started, which
+// writes the new request back and hands it the call's arrays. `call` takes
+// the request argument of the nonblocking C function, or nothing.
+class Blocking {
+public:
+  explicit Blocking(MPI_Fint *ierr) : ierr_(ierr) {}
+  Arrays &arrays() { return arrays_; }
+  template <typename Call> void run(Call call) { setError(ierr_, call()); }
+
+private:
+  MPI_Fint *ierr_;
+  Arrays arrays_;
+};
+
+class Started {
+public:
+  Started(MPI_Fint *request, MPI_Fint *ierr) : request_(request), ierr_(ierr) {}
+  Arrays &arrays() { return arrays_; }
+  template <typename Call> void run(Call call) {
+    RequestOut r(request_);
+    int rc = call(r.get());
+    if (rc == MPI_SUCCESS) {
+      r.put();
+      keptArrays().keep(*request_, std::move(arrays_));
+    }
+    setError(ierr_, rc);
+  }
+
+private:
+  MPI_Fint *request_;
+  MPI_Fint *ierr_;
+  Arrays arrays_;
+};
+
+// The trailing Fortran arguments of an entry point run by Blocking or
+// Started, and the arguments that make one.
+#define DDTC_FORTRAN_TAIL_Blocking MPI_Fint *ierr
+#define DDTC_FORTRAN_TAIL_Started MPI_Fint *request, MPI_Fint *ierr
+#define DDTC_FORTRAN_RUN_Blocking ierr
+#define DDTC_FORTRAN_RUN_Started request, ierr
 
 // Whether a call on an array of requests wrote its outputs: also when it
 // failed on some of them (MPI_ERR_IN_STATUS, their statuses say which).
@@ -883,212 +1023,285 @@ DDTC_FORTRAN_IMPL ddtc_fortran_pack_size(MPI_Fint *incount, MPI_Fint *datatype,
 DDTC_FORTRAN(pack_size, PACK_SIZE)
 
 //===-- Collectives -------------------------------------------------------===//
+//
+// Each shape once, as a macro made twice: blocking (Mode Blocking) and
+// nonblocking (Mode Started, one request argument more). `m` is the mode,
+// `request...` the request argument of the C function, if any.
 
-DDTC_FORTRAN_IMPL ddtc_fortran_bcast(void *buf, MPI_Fint *count,
-                                     MPI_Fint *datatype, MPI_Fint *root,
-                                     MPI_Fint *c, MPI_Fint *ierr) {
-  setError(ierr, MPI_Bcast(buffer(buf), integer(count), type(datatype),
-                           integer(root), comm(c)));
-}
-DDTC_FORTRAN(bcast, BCAST)
+#define DDTC_FORTRAN_BCAST(lower, upper, Name, Mode)                           \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(void *buf, MPI_Fint *count,           \
+                                         MPI_Fint *datatype, MPI_Fint *root,   \
+                                         MPI_Fint *c,                          \
+                                         DDTC_FORTRAN_TAIL_##Mode) {           \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(buffer(buf), integer(count), type(datatype),           \
+                        integer(root), comm(c), request...);                   \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_BCAST(bcast, BCAST, Bcast, Blocking)
+DDTC_FORTRAN_BCAST(ibcast, IBCAST, Ibcast, Started)
 
 // Gather and Scatter: a buffer, a count and a type on each side, a root;
 // the side that may be MPI_IN_PLACE is the one given placeBuffer.
-#define DDTC_FORTRAN_ROOTED(lower, upper, Name, sendBuffer, recvBuffer)        \
+#define DDTC_FORTRAN_ROOTED(lower, upper, Name, Mode, sendBuffer, recvBuffer)  \
   DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
       void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *c,    \
-      MPI_Fint *ierr) {                                                        \
-    setError(ierr, MPI_##Name(sendBuffer(sendbuf), integer(sendcount),         \
-                              type(sendtype), recvBuffer(recvbuf),             \
-                              integer(recvcount), type(recvtype),              \
-                              integer(root), comm(c)));                        \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(sendBuffer(sendbuf), integer(sendcount),               \
+                        type(sendtype), recvBuffer(recvbuf),                   \
+                        integer(recvcount), type(recvtype), integer(root),     \
+                        comm(c), request...);                                  \
+    });                                                                        \
   }                                                                            \
   DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_ROOTED(gather, GATHER, Gather, placeBuffer, buffer)
-DDTC_FORTRAN_ROOTED(scatter, SCATTER, Scatter, buffer, placeBuffer)
+DDTC_FORTRAN_ROOTED(gather, GATHER, Gather, Blocking, placeBuffer, buffer)
+DDTC_FORTRAN_ROOTED(igather, IGATHER, Igather, Started, placeBuffer, buffer)
+DDTC_FORTRAN_ROOTED(scatter, SCATTER, Scatter, Blocking, buffer, placeBuffer)
+DDTC_FORTRAN_ROOTED(iscatter, ISCATTER, Iscatter, Started, buffer,
+                    placeBuffer)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_gatherv(void *sendbuf, MPI_Fint *sendcount,
-                                       MPI_Fint *sendtype, void *recvbuf,
-                                       MPI_Fint *recvcounts, MPI_Fint *displs,
-                                       MPI_Fint *recvtype, MPI_Fint *root,
-                                       MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  Blocks recv(recvcounts, displs, rootBlocks(cc, integer(root)));
-  setError(ierr, MPI_Gatherv(placeBuffer(sendbuf), integer(sendcount),
-                             type(sendtype), buffer(recvbuf), recv.counts(),
-                             recv.displs(), type(recvtype), integer(root), cc));
-}
-DDTC_FORTRAN(gatherv, GATHERV)
-
-DDTC_FORTRAN_IMPL ddtc_fortran_scatterv(void *sendbuf, MPI_Fint *sendcounts,
-                                        MPI_Fint *displs, MPI_Fint *sendtype,
-                                        void *recvbuf, MPI_Fint *recvcount,
-                                        MPI_Fint *recvtype, MPI_Fint *root,
-                                        MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  Blocks sent(sendcounts, displs, rootBlocks(cc, integer(root)));
-  setError(ierr, MPI_Scatterv(buffer(sendbuf), sent.counts(), sent.displs(),
-                              type(sendtype), placeBuffer(recvbuf),
-                              integer(recvcount), type(recvtype),
-                              integer(root), cc));
-}
-DDTC_FORTRAN(scatterv, SCATTERV)
-
-// Allgather and Alltoall: a send buffer (or MPI_IN_PLACE), a count and a
-// type, a receive buffer, a count and a type per process, a communicator.
-#define DDTC_FORTRAN_ALL_TO_ALL(lower, upper, Name)                            \
+#define DDTC_FORTRAN_GATHERV(lower, upper, Name, Mode)                         \
   DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
       void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
-      MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *c, MPI_Fint *ierr) {  \
-    setError(ierr, MPI_##Name(placeBuffer(sendbuf), integer(sendcount),        \
-                              type(sendtype), buffer(recvbuf),                 \
-                              integer(recvcount), type(recvtype), comm(c)));   \
+      MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,              \
+      MPI_Fint *root, MPI_Fint *c, DDTC_FORTRAN_TAIL_##Mode) {                 \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    Blocks<int> recv = blocks(m.arrays(), recvcounts, displs,                  \
+                              rootBlocks(cc, integer(root)));                  \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), integer(sendcount),              \
+                        type(sendtype), buffer(recvbuf), recv.counts,          \
+                        recv.displs, type(recvtype), integer(root), cc,        \
+                        request...);                                           \
+    });                                                                        \
   }                                                                            \
   DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_ALL_TO_ALL(allgather, ALLGATHER, Allgather)
-DDTC_FORTRAN_ALL_TO_ALL(alltoall, ALLTOALL, Alltoall)
+DDTC_FORTRAN_GATHERV(gatherv, GATHERV, Gatherv, Blocking)
+DDTC_FORTRAN_GATHERV(igatherv, IGATHERV, Igatherv, Started)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_allgatherv(void *sendbuf, MPI_Fint *sendcount,
-                                          MPI_Fint *sendtype, void *recvbuf,
-                                          MPI_Fint *recvcounts,
-                                          MPI_Fint *displs, MPI_Fint *recvtype,
-                                          MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  Blocks recv(recvcounts, displs, groupSize(cc, true));
-  setError(ierr, MPI_Allgatherv(placeBuffer(sendbuf), integer(sendcount),
-                                type(sendtype), buffer(recvbuf), recv.counts(),
-                                recv.displs(), type(recvtype), cc));
-}
-DDTC_FORTRAN(allgatherv, ALLGATHERV)
+#define DDTC_FORTRAN_SCATTERV(lower, upper, Name, Mode)                        \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs,                   \
+      MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,                  \
+      MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *c,                         \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    Blocks<int> sent = blocks(m.arrays(), sendcounts, displs,                  \
+                              rootBlocks(cc, integer(root)));                  \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(buffer(sendbuf), sent.counts, sent.displs,             \
+                        type(sendtype), placeBuffer(recvbuf),                  \
+                        integer(recvcount), type(recvtype), integer(root), cc, \
+                        request...);                                           \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_alltoallv(void *sendbuf, MPI_Fint *sendcounts,
-                                         MPI_Fint *sdispls, MPI_Fint *sendtype,
-                                         void *recvbuf, MPI_Fint *recvcounts,
-                                         MPI_Fint *rdispls, MPI_Fint *recvtype,
-                                         MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  Exchange x(sendbuf, sendcounts, sdispls, recvcounts, rdispls,
-             groupSize(cc, true));
-  setError(ierr, MPI_Alltoallv(x.send(), x.sent().counts(), x.sent().displs(),
-                               type(sendtype), buffer(recvbuf),
-                               x.received().counts(), x.received().displs(),
-                               type(recvtype), cc));
-}
-DDTC_FORTRAN(alltoallv, ALLTOALLV)
+DDTC_FORTRAN_SCATTERV(scatterv, SCATTERV, Scatterv, Blocking)
+DDTC_FORTRAN_SCATTERV(iscatterv, ISCATTERV, Iscatterv, Started)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
-                                         MPI_Fint *sdispls, MPI_Fint *sendtypes,
-                                         void *recvbuf, MPI_Fint *recvcounts,
-                                         MPI_Fint *rdispls, MPI_Fint *recvtypes,
-                                         MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  int n = groupSize(cc, true);
-  Exchange x(sendbuf, sendcounts, sdispls, recvcounts, rdispls, n);
-  Types rtypes(recvtypes, n), stypes(sendtypes, x.inPlace() ? 0 : n);
-  setError(ierr, MPI_Alltoallw(x.send(), x.sent().counts(), x.sent().displs(),
-                               (x.inPlace() ? rtypes : stypes).get(),
-                               buffer(recvbuf), x.received().counts(),
-                               x.received().displs(), rtypes.get(), cc));
-}
-DDTC_FORTRAN(alltoallw, ALLTOALLW)
+// Allgather and Alltoall, and their neighbourhood forms: a send buffer (or
+// MPI_IN_PLACE, which the neighbourhood ones do not allow), a count and a
+// type, a receive buffer, a count and a type per block, a communicator.
+#define DDTC_FORTRAN_ALL_TO_ALL(lower, upper, Name, Mode)                      \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+      MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *c,                    \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), integer(sendcount),              \
+                        type(sendtype), buffer(recvbuf), integer(recvcount),   \
+                        type(recvtype), comm(c), request...);                  \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
 
-// Neighbourhood collectives: blocks per neighbour of the communicator's
-// topology (no MPI_IN_PLACE).
+DDTC_FORTRAN_ALL_TO_ALL(allgather, ALLGATHER, Allgather, Blocking)
+DDTC_FORTRAN_ALL_TO_ALL(iallgather, IALLGATHER, Iallgather, Started)
+DDTC_FORTRAN_ALL_TO_ALL(alltoall, ALLTOALL, Alltoall, Blocking)
+DDTC_FORTRAN_ALL_TO_ALL(ialltoall, IALLTOALL, Ialltoall, Started)
 DDTC_FORTRAN_ALL_TO_ALL(neighbor_allgather, NEIGHBOR_ALLGATHER,
-                        Neighbor_allgather)
+                        Neighbor_allgather, Blocking)
+DDTC_FORTRAN_ALL_TO_ALL(ineighbor_allgather, INEIGHBOR_ALLGATHER,
+                        Ineighbor_allgather, Started)
 DDTC_FORTRAN_ALL_TO_ALL(neighbor_alltoall, NEIGHBOR_ALLTOALL,
-                        Neighbor_alltoall)
+                        Neighbor_alltoall, Blocking)
+DDTC_FORTRAN_ALL_TO_ALL(ineighbor_alltoall, INEIGHBOR_ALLTOALL,
+                        Ineighbor_alltoall, Started)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_allgatherv(
-    void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
-    MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *c,
-    MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  int in = 0, out = 0;
-  ddtc::mpi::neighbourDegrees(cc, in, out);
-  Blocks recv(recvcounts, displs, in);
-  setError(ierr, MPI_Neighbor_allgatherv(buffer(sendbuf), integer(sendcount),
-                                         type(sendtype), buffer(recvbuf),
-                                         recv.counts(), recv.displs(),
-                                         type(recvtype), cc));
-}
-DDTC_FORTRAN(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
+// Allgatherv: a count and a type to send, counts and displacements per
+// received block (`receivedBlocks` says how many).
+#define DDTC_FORTRAN_ALL_GATHER_V(lower, upper, Name, Mode, receivedBlocks)    \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+      MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *c, \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    Blocks<int> recv =                                                         \
+        blocks(m.arrays(), recvcounts, displs, receivedBlocks(cc));            \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), integer(sendcount),              \
+                        type(sendtype), buffer(recvbuf), recv.counts,          \
+                        recv.displs, type(recvtype), cc, request...);          \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_alltoallv(
-    void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
-    void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
-    MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  int in = 0, out = 0;
-  ddtc::mpi::neighbourDegrees(cc, in, out);
-  Blocks sent(sendcounts, sdispls, out), received(recvcounts, rdispls, in);
-  setError(ierr, MPI_Neighbor_alltoallv(
-                     buffer(sendbuf), sent.counts(), sent.displs(),
-                     type(sendtype), buffer(recvbuf), received.counts(),
-                     received.displs(), type(recvtype), cc));
-}
-DDTC_FORTRAN(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
+DDTC_FORTRAN_ALL_GATHER_V(allgatherv, ALLGATHERV, Allgatherv, Blocking,
+                          receivedFromGroup)
+DDTC_FORTRAN_ALL_GATHER_V(iallgatherv, IALLGATHERV, Iallgatherv, Started,
+                          receivedFromGroup)
+DDTC_FORTRAN_ALL_GATHER_V(neighbor_allgatherv, NEIGHBOR_ALLGATHERV,
+                          Neighbor_allgatherv, Blocking, receivedFromNeighbours)
+DDTC_FORTRAN_ALL_GATHER_V(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV,
+                          Ineighbor_allgatherv, Started, receivedFromNeighbours)
 
-// The displacements are INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint as they
-// are.
-DDTC_FORTRAN_IMPL ddtc_fortran_neighbor_alltoallw(
-    void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes,
-    void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls,
-    MPI_Fint *recvtypes, MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  int in = 0, out = 0;
-  ddtc::mpi::neighbourDegrees(cc, in, out);
-  Integers scounts(sendcounts, out), rcounts(recvcounts, in);
-  Types stypes(sendtypes, out), rtypes(recvtypes, in);
-  setError(ierr, MPI_Neighbor_alltoallw(buffer(sendbuf), scounts.get(),
-                                        sdispls, stypes.get(), buffer(recvbuf),
-                                        rcounts.get(), rdispls, rtypes.get(),
-                                        cc));
-}
-DDTC_FORTRAN(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
+// Alltoallv: counts and displacements per block on each side (`sides` says
+// how many), one type a side. With MPI_IN_PLACE the send arrays are not
+// read: the receive ones stand in for them.
+#define DDTC_FORTRAN_ALL_TO_ALL_V(lower, upper, Name, Mode, sides)             \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,                  \
+      MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,                 \
+      MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *c,                      \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    Sides n = sides(cc);                                                       \
+    void *send = placeBuffer(sendbuf);                                         \
+    Blocks<int> received = blocks(m.arrays(), recvcounts, rdispls, n.received); \
+    Blocks<int> sent = send == MPI_IN_PLACE                                    \
+                           ? received                                          \
+                           : blocks(m.arrays(), sendcounts, sdispls, n.sent);  \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(send, sent.counts, sent.displs, type(sendtype),        \
+                        buffer(recvbuf), received.counts, received.displs,     \
+                        type(recvtype), cc, request...);                       \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_reduce(void *sendbuf, void *recvbuf,
-                                      MPI_Fint *count, MPI_Fint *datatype,
-                                      MPI_Fint *o, MPI_Fint *root, MPI_Fint *c,
-                                      MPI_Fint *ierr) {
-  setError(ierr, MPI_Reduce(placeBuffer(sendbuf), buffer(recvbuf),
-                            integer(count), type(datatype), op(o),
-                            integer(root), comm(c)));
-}
-DDTC_FORTRAN(reduce, REDUCE)
+DDTC_FORTRAN_ALL_TO_ALL_V(alltoallv, ALLTOALLV, Alltoallv, Blocking,
+                          groupSides)
+DDTC_FORTRAN_ALL_TO_ALL_V(ialltoallv, IALLTOALLV, Ialltoallv, Started,
+                          groupSides)
+DDTC_FORTRAN_ALL_TO_ALL_V(neighbor_alltoallv, NEIGHBOR_ALLTOALLV,
+                          Neighbor_alltoallv, Blocking, neighbourSides)
+DDTC_FORTRAN_ALL_TO_ALL_V(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV,
+                          Ineighbor_alltoallv, Started, neighbourSides)
 
-// Allreduce, Scan and Exscan: a send buffer (or MPI_IN_PLACE), a receive
-// buffer, a count, a type, an operation and a communicator.
-#define DDTC_FORTRAN_REDUCTION(lower, upper, Name)                             \
+// Alltoallw: the same with one type per block. The displacements are
+// INTEGERs (Displ MPI_Fint) in the world form and
+// INTEGER(KIND=MPI_ADDRESS_KIND)s (Displ MPI_Aint) in the neighbourhood one.
+#define DDTC_FORTRAN_ALL_TO_ALL_W(lower, upper, Name, Mode, sides, Displ)      \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, MPI_Fint *sendcounts, Displ *sdispls,                     \
+      MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,                \
+      Displ *rdispls, MPI_Fint *recvtypes, MPI_Fint *c,                        \
+      DDTC_FORTRAN_TAIL_##Mode) {                                              \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    Sides n = sides(cc);                                                       \
+    void *send = placeBuffer(sendbuf);                                         \
+    bool inPlace = send == MPI_IN_PLACE;                                       \
+    auto received = blocks(m.arrays(), recvcounts, rdispls, n.received);       \
+    auto sent = inPlace ? received                                             \
+                        : blocks(m.arrays(), sendcounts, sdispls, n.sent);     \
+    const MPI_Datatype *rtypes = m.arrays().types(recvtypes, n.received);      \
+    const MPI_Datatype *stypes =                                               \
+        inPlace ? rtypes : m.arrays().types(sendtypes, n.sent);                \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(send, sent.counts, sent.displs, stypes,                \
+                        buffer(recvbuf), received.counts, received.displs,     \
+                        rtypes, cc, request...);                               \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_ALL_TO_ALL_W(alltoallw, ALLTOALLW, Alltoallw, Blocking,
+                          groupSides, MPI_Fint)
+DDTC_FORTRAN_ALL_TO_ALL_W(ialltoallw, IALLTOALLW, Ialltoallw, Started,
+                          groupSides, MPI_Fint)
+DDTC_FORTRAN_ALL_TO_ALL_W(neighbor_alltoallw, NEIGHBOR_ALLTOALLW,
+                          Neighbor_alltoallw, Blocking, neighbourSides,
+                          MPI_Aint)
+DDTC_FORTRAN_ALL_TO_ALL_W(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW,
+                          Ineighbor_alltoallw, Started, neighbourSides,
+                          MPI_Aint)
+
+#define DDTC_FORTRAN_REDUCE(lower, upper, Name, Mode)                          \
   DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
       void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,       \
-      MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr) {                              \
-    setError(ierr, MPI_##Name(placeBuffer(sendbuf), buffer(recvbuf),          \
-                              integer(count), type(datatype), op(o),           \
-                              comm(c)));                                       \
+      MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, DDTC_FORTRAN_TAIL_##Mode) {    \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), buffer(recvbuf), integer(count), \
+                        type(datatype), op(o), integer(root), comm(c),         \
+                        request...);                                           \
+    });                                                                        \
   }                                                                            \
   DDTC_FORTRAN(lower, upper)
 
-DDTC_FORTRAN_REDUCTION(allreduce, ALLREDUCE, Allreduce)
-DDTC_FORTRAN_REDUCTION(scan, SCAN, Scan)
-DDTC_FORTRAN_REDUCTION(exscan, EXSCAN, Exscan)
-DDTC_FORTRAN_REDUCTION(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
-                       Reduce_scatter_block)
+DDTC_FORTRAN_REDUCE(reduce, REDUCE, Reduce, Blocking)
+DDTC_FORTRAN_REDUCE(ireduce, IREDUCE, Ireduce, Started)
 
-DDTC_FORTRAN_IMPL ddtc_fortran_reduce_scatter(void *sendbuf, void *recvbuf,
-                                              MPI_Fint *recvcounts,
-                                              MPI_Fint *datatype, MPI_Fint *o,
-                                              MPI_Fint *c, MPI_Fint *ierr) {
-  MPI_Comm cc = comm(c);
-  Integers counts(recvcounts, groupSize(cc, false));
-  setError(ierr,
-           MPI_Reduce_scatter(placeBuffer(sendbuf), buffer(recvbuf),
-                              counts.get(), type(datatype), op(o), cc));
-}
-DDTC_FORTRAN(reduce_scatter, REDUCE_SCATTER)
+// Allreduce, Scan, Exscan and Reduce_scatter_block: a send buffer (or
+// MPI_IN_PLACE), a receive buffer, a count, a type, an operation and a
+// communicator.
+#define DDTC_FORTRAN_REDUCTION(lower, upper, Name, Mode)                       \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,       \
+      MPI_Fint *o, MPI_Fint *c, DDTC_FORTRAN_TAIL_##Mode) {                    \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), buffer(recvbuf), integer(count), \
+                        type(datatype), op(o), comm(c), request...);           \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_REDUCTION(allreduce, ALLREDUCE, Allreduce, Blocking)
+DDTC_FORTRAN_REDUCTION(iallreduce, IALLREDUCE, Iallreduce, Started)
+DDTC_FORTRAN_REDUCTION(scan, SCAN, Scan, Blocking)
+DDTC_FORTRAN_REDUCTION(iscan, ISCAN, Iscan, Started)
+DDTC_FORTRAN_REDUCTION(exscan, EXSCAN, Exscan, Blocking)
+DDTC_FORTRAN_REDUCTION(iexscan, IEXSCAN, Iexscan, Started)
+DDTC_FORTRAN_REDUCTION(reduce_scatter_block, REDUCE_SCATTER_BLOCK,
+                       Reduce_scatter_block, Blocking)
+DDTC_FORTRAN_REDUCTION(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK,
+                       Ireduce_scatter_block, Started)
+
+#define DDTC_FORTRAN_REDUCE_SCATTER(lower, upper, Name, Mode)                  \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype,  \
+      MPI_Fint *o, MPI_Fint *c, DDTC_FORTRAN_TAIL_##Mode) {                    \
+    Mode m(DDTC_FORTRAN_RUN_##Mode);                                           \
+    MPI_Comm cc = comm(c);                                                     \
+    const int *counts =                                                        \
+        m.arrays().integers(recvcounts, groupSize(cc, false));                 \
+    m.run([&](auto... request) {                                               \
+      return MPI_##Name(placeBuffer(sendbuf), buffer(recvbuf), counts,         \
+                        type(datatype), op(o), cc, request...);                \
+    });                                                                        \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_REDUCE_SCATTER(reduce_scatter, REDUCE_SCATTER, Reduce_scatter,
+                            Blocking)
+DDTC_FORTRAN_REDUCE_SCATTER(ireduce_scatter, IREDUCE_SCATTER, Ireduce_scatter,
+                            Started)
 
 //===-- Communicator constructors -----------------------------------------===//
 //
@@ -1246,3 +1459,77 @@ DDTC_FORTRAN_IMPL ddtc_fortran_intercomm_merge(MPI_Fint *inter, MPI_Fint *high,
   finish(ierr, MPI_Intercomm_merge(comm(inter), logical(high), n.get()), n);
 }
 DDTC_FORTRAN(intercomm_merge, INTERCOMM_MERGE)
+
+//===-- MPI I/O -----------------------------------------------------------===//
+//
+// The reads and writes, whose C functions stage device buffers (FileIO.cpp).
+// Opening, closing and the file views need no entry point: they touch no
+// buffer. `Result` is StatusOut for a blocking call, RequestOut for a
+// nonblocking one.
+
+namespace {
+MPI_File file(const MPI_Fint *f) { return MPI_File_f2c(*f); }
+} // namespace
+
+// At an explicit offset, an INTEGER(KIND=MPI_OFFSET_KIND), MPI_Offset as it
+// is.
+#define DDTC_FORTRAN_FILE_AT(lower, upper, Name, Result)                       \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      MPI_Fint *fh, MPI_Offset *offset, void *buf, MPI_Fint *count,            \
+      MPI_Fint *datatype, MPI_Fint *result, MPI_Fint *ierr) {                  \
+    Result r(result);                                                          \
+    finish(ierr,                                                               \
+           MPI_##Name(file(fh), *offset, buffer(buf), integer(count),          \
+                      type(datatype), r.get()),                                \
+           r);                                                                 \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_FILE_AT(file_read_at, FILE_READ_AT, File_read_at, StatusOut)
+DDTC_FORTRAN_FILE_AT(file_read_at_all, FILE_READ_AT_ALL, File_read_at_all,
+                     StatusOut)
+DDTC_FORTRAN_FILE_AT(file_write_at, FILE_WRITE_AT, File_write_at, StatusOut)
+DDTC_FORTRAN_FILE_AT(file_write_at_all, FILE_WRITE_AT_ALL, File_write_at_all,
+                     StatusOut)
+DDTC_FORTRAN_FILE_AT(file_iread_at, FILE_IREAD_AT, File_iread_at, RequestOut)
+DDTC_FORTRAN_FILE_AT(file_iread_at_all, FILE_IREAD_AT_ALL, File_iread_at_all,
+                     RequestOut)
+DDTC_FORTRAN_FILE_AT(file_iwrite_at, FILE_IWRITE_AT, File_iwrite_at,
+                     RequestOut)
+DDTC_FORTRAN_FILE_AT(file_iwrite_at_all, FILE_IWRITE_AT_ALL,
+                     File_iwrite_at_all, RequestOut)
+
+// At the individual or the shared file pointer.
+#define DDTC_FORTRAN_FILE(lower, upper, Name, Result)                          \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *fh, void *buf,              \
+                                         MPI_Fint *count, MPI_Fint *datatype,  \
+                                         MPI_Fint *result, MPI_Fint *ierr) {   \
+    Result r(result);                                                          \
+    finish(ierr,                                                               \
+           MPI_##Name(file(fh), buffer(buf), integer(count), type(datatype),   \
+                      r.get()),                                                \
+           r);                                                                 \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_FILE(file_read, FILE_READ, File_read, StatusOut)
+DDTC_FORTRAN_FILE(file_read_all, FILE_READ_ALL, File_read_all, StatusOut)
+DDTC_FORTRAN_FILE(file_write, FILE_WRITE, File_write, StatusOut)
+DDTC_FORTRAN_FILE(file_write_all, FILE_WRITE_ALL, File_write_all, StatusOut)
+DDTC_FORTRAN_FILE(file_read_shared, FILE_READ_SHARED, File_read_shared,
+                  StatusOut)
+DDTC_FORTRAN_FILE(file_write_shared, FILE_WRITE_SHARED, File_write_shared,
+                  StatusOut)
+DDTC_FORTRAN_FILE(file_read_ordered, FILE_READ_ORDERED, File_read_ordered,
+                  StatusOut)
+DDTC_FORTRAN_FILE(file_write_ordered, FILE_WRITE_ORDERED, File_write_ordered,
+                  StatusOut)
+DDTC_FORTRAN_FILE(file_iread, FILE_IREAD, File_iread, RequestOut)
+DDTC_FORTRAN_FILE(file_iread_all, FILE_IREAD_ALL, File_iread_all, RequestOut)
+DDTC_FORTRAN_FILE(file_iwrite, FILE_IWRITE, File_iwrite, RequestOut)
+DDTC_FORTRAN_FILE(file_iwrite_all, FILE_IWRITE_ALL, File_iwrite_all,
+                  RequestOut)
+DDTC_FORTRAN_FILE(file_iread_shared, FILE_IREAD_SHARED, File_iread_shared,
+                  RequestOut)
+DDTC_FORTRAN_FILE(file_iwrite_shared, FILE_IWRITE_SHARED, File_iwrite_shared,
+                  RequestOut)
