@@ -123,13 +123,7 @@ program vector_exchange
   call dm_to_device(pr, c_loc(want1), word * size(want1))
   call MPI_SENDRECV(a(send_row, 1), 1, block, other, 1, r, 1, flat, other, 1, &
                     MPI_COMM_WORLD, status, ierr)
-  k = 0
-  do j = 1, cols
-    do i = 1, width
-      k = k + 1
-      want1(k) = value(other, send_row + i - 1, j)
-    end do
-  end do
+  call put_row_block(want1, 0, other)
   call expect('MPI_SENDRECV row block (vector) into a contiguous type', pr, want1, size(want1))
   call MPI_GET_COUNT(status, flat, count, ierr)
   call report(status(MPI_SOURCE) == other .and. status(MPI_TAG) == 1 .and. count == 1, &
@@ -196,15 +190,8 @@ program vector_exchange
   call c_f_pointer(pr, r, [size(want1)])
   call dm_to_device(pr, c_loc(want1), word * size(want1))
   call MPI_NEIGHBOR_ALLGATHER(a(send_row, 1), 1, block, r, 1, flat, made, ierr)
-  k = 0
-  do rep = 1, 2
-    do j = 1, cols
-      do i = 1, width
-        k = k + 1
-        want1(k) = value(other, send_row + i - 1, j)
-      end do
-    end do
-  end do
+  call put_row_block(want1, 0, other)
+  call put_row_block(want1, width * cols, other)
   call expect('MPI_NEIGHBOR_ALLGATHER of the row block on a ring', pr, want1, size(want1))
 
   ! 6. MPI_INEIGHBOR_ALLGATHER, the same on the same ring, completed by
@@ -215,15 +202,8 @@ program vector_exchange
   call MPI_INEIGHBOR_ALLGATHER(a(send_row, 1), 1, block, r, 1, flat, made, req(1), ierr)
   call MPI_WAIT(req(1), status, ierr)
   call report_staged('MPI_INEIGHBOR_ALLGATHER')
-  k = 0
-  do rep = 1, 2
-    do j = 1, cols
-      do i = 1, width
-        k = k + 1
-        want1(k) = value(other, send_row + i - 1, j)
-      end do
-    end do
-  end do
+  call put_row_block(want1, 0, other)
+  call put_row_block(want1, width * cols, other)
   call expect('MPI_INEIGHBOR_ALLGATHER of the row block on a ring', pr, want1, size(want1))
   call report(req(1) == MPI_REQUEST_NULL, 'MPI_WAIT freed the MPI_INEIGHBOR_ALLGATHER request')
   call dm_free(pr)
@@ -245,13 +225,7 @@ program vector_exchange
   call MPI_WAIT(req(1), MPI_STATUS_IGNORE, ierr)
   call report_staged('MPI_IALLGATHERV')
   do rep = 0, 1
-    k = rdispls(rep + 1)
-    do j = 1, cols
-      do i = 1, width
-        k = k + 1
-        want1(k) = value(rep, send_row + i - 1, j)
-      end do
-    end do
+    call put_row_block(want1, rdispls(rep + 1), rep)
   end do
   call expect('MPI_IALLGATHERV of the row blocks at displacements', pr, want1, size(want1))
 
@@ -344,6 +318,21 @@ contains
     integer, intent(in) :: owner, i, j
     value = owner * 100000.0_dp + i * 100.0_dp + j + 0.25_dp
   end function
+
+  ! The row block of `owner`'s array (rows send_row..., every column) as
+  ! the contiguous type `flat` holds it, into want(at + 1...).
+  subroutine put_row_block(want, at, owner)
+    real(dp), intent(inout) :: want(:)
+    integer, intent(in) :: at, owner
+    integer :: i, j, k
+    k = at
+    do j = 1, cols
+      do i = 1, width
+        k = k + 1
+        want(k) = value(owner, send_row + i - 1, j)
+      end do
+    end do
+  end subroutine
 
   ! The value of one of libddtc-mpi's counters (ddtc_mpi_ipc_receives...),
   ! -1 without the layer.
