@@ -13,6 +13,7 @@
 #include "Layer.h"
 
 #include <memory>
+#include <type_traits>
 
 #define DDTC_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -20,97 +21,71 @@ using namespace ddtc::mpi;
 
 namespace {
 
-/// Runs `call` on `buf`, or on a host copy of it when it is device memory;
-/// a read's copy goes back to the device after a successful call.
-template <typename Call>
-int blocking(const void *buf, int count, MPI_Datatype type, bool read,
-             Call call) {
+/// Runs `call` on `buf`, or on a host copy of it when it is device memory.
+/// A blocking call (`Last` is its MPI_Status *) copies a read back after it
+/// succeeds; a nonblocking one (MPI_Request *) leaves the copy with its
+/// request, for the Wait or Test that completes it.
+template <typename Last, typename Call>
+int staged(const void *buf, int count, MPI_Datatype type, bool read,
+           Last last, Call call) {
   progress();
   if (!onDevice(buf, count, type))
     return call(const_cast<void *>(buf));
-  StagedBuffer staged(buf, count, type, /*copyIn=*/true);
-  if (!staged.ok())
+  auto copy = std::make_unique<StagedBuffer>(buf, count, type, true);
+  if (!copy->ok())
     return MPI_ERR_NO_MEM;
-  int rc = call(staged.host());
-  if (rc == MPI_SUCCESS && read && !staged.copyOut())
-    return MPI_ERR_OTHER;
-  return rc;
-}
-
-/// The same for a nonblocking call: the copy stays with its request.
-template <typename Call>
-int started(const void *buf, int count, MPI_Datatype type, bool read,
-            MPI_Request *request, Call call) {
-  progress();
-  if (!onDevice(buf, count, type))
-    return call(const_cast<void *>(buf), request);
-  auto staged = std::make_unique<StagedBuffer>(buf, count, type, true);
-  if (!staged->ok())
-    return MPI_ERR_NO_MEM;
-  int rc = call(staged->host(), request);
-  if (rc == MPI_SUCCESS)
-    watchStagedRequest(*request, read ? nullptr : std::move(staged),
-                       read ? std::move(staged) : nullptr, MPI_COMM_SELF);
+  int rc = call(copy->host());
+  if constexpr (std::is_same_v<Last, MPI_Request *>) {
+    if (rc == MPI_SUCCESS)
+      watchStagedRequest(*last, read ? nullptr : std::move(copy),
+                         read ? std::move(copy) : nullptr, MPI_COMM_SELF);
+  } else {
+    if (rc == MPI_SUCCESS && read && !copy->copyOut())
+      return MPI_ERR_OTHER;
+  }
   return rc;
 }
 
 } // namespace
 
-// At an explicit offset: (fh, offset, buf, count, type, status).
-#define DDTC_FILE_AT(Name, Buf, read)                                          \
+// At an explicit offset: (fh, offset, buf, count, type, status or request).
+#define DDTC_FILE_AT(Name, Buf, read, Last)                                    \
   DDTC_EXPORT int MPI_File_##Name(MPI_File fh, MPI_Offset offset, Buf buf,     \
-                                  int count, MPI_Datatype type,                \
-                                  MPI_Status *status) {                        \
-    return blocking(buf, count, type, read, [&](void *b) {                     \
-      return PMPI_File_##Name(fh, offset, b, count, type, status);             \
+                                  int count, MPI_Datatype type, Last last) {   \
+    return staged(buf, count, type, read, last, [&](void *b) {                 \
+      return PMPI_File_##Name(fh, offset, b, count, type, last);               \
     });                                                                        \
   }
-#define DDTC_FILE_IAT(Name, Buf, read)                                         \
-  DDTC_EXPORT int MPI_File_##Name(MPI_File fh, MPI_Offset offset, Buf buf,     \
-                                  int count, MPI_Datatype type,                \
-                                  MPI_Request *request) {                      \
-    return started(buf, count, type, read, request,                           \
-                   [&](void *b, MPI_Request *r) {                              \
-                     return PMPI_File_##Name(fh, offset, b, count, type, r);   \
-                   });                                                         \
-  }
-// At a file pointer (individual or shared): (fh, buf, count, type, status).
-#define DDTC_FILE(Name, Buf, read)                                             \
+// At a file pointer (individual or shared): (fh, buf, count, type, status
+// or request).
+#define DDTC_FILE(Name, Buf, read, Last)                                       \
   DDTC_EXPORT int MPI_File_##Name(MPI_File fh, Buf buf, int count,             \
-                                  MPI_Datatype type, MPI_Status *status) {     \
-    return blocking(buf, count, type, read, [&](void *b) {                     \
-      return PMPI_File_##Name(fh, b, count, type, status);                     \
+                                  MPI_Datatype type, Last last) {              \
+    return staged(buf, count, type, read, last, [&](void *b) {                 \
+      return PMPI_File_##Name(fh, b, count, type, last);                       \
     });                                                                        \
   }
-#define DDTC_FILE_I(Name, Buf, read)                                           \
-  DDTC_EXPORT int MPI_File_##Name(MPI_File fh, Buf buf, int count,             \
-                                  MPI_Datatype type, MPI_Request *request) {   \
-    return started(buf, count, type, read, request,                           \
-                   [&](void *b, MPI_Request *r) {                              \
-                     return PMPI_File_##Name(fh, b, count, type, r);           \
-                   });                                                         \
-  }
 
-DDTC_FILE_AT(read_at, void *, true)
-DDTC_FILE_AT(read_at_all, void *, true)
-DDTC_FILE_AT(write_at, const void *, false)
-DDTC_FILE_AT(write_at_all, const void *, false)
-DDTC_FILE_IAT(iread_at, void *, true)
-DDTC_FILE_IAT(iread_at_all, void *, true)
-DDTC_FILE_IAT(iwrite_at, const void *, false)
-DDTC_FILE_IAT(iwrite_at_all, const void *, false)
+DDTC_FILE_AT(read_at, void *, true, MPI_Status *)
+DDTC_FILE_AT(read_at_all, void *, true, MPI_Status *)
+DDTC_FILE_AT(write_at, const void *, false, MPI_Status *)
+DDTC_FILE_AT(write_at_all, const void *, false, MPI_Status *)
+DDTC_FILE_AT(iread_at, void *, true, MPI_Request *)
+DDTC_FILE_AT(iread_at_all, void *, true, MPI_Request *)
+DDTC_FILE_AT(iwrite_at, const void *, false, MPI_Request *)
+DDTC_FILE_AT(iwrite_at_all, const void *, false, MPI_Request *)
 
-DDTC_FILE(read, void *, true)
-DDTC_FILE(read_all, void *, true)
-DDTC_FILE(write, const void *, false)
-DDTC_FILE(write_all, const void *, false)
-DDTC_FILE(read_shared, void *, true)
-DDTC_FILE(write_shared, const void *, false)
-DDTC_FILE(read_ordered, void *, true)
-DDTC_FILE(write_ordered, const void *, false)
-DDTC_FILE_I(iread, void *, true)
-DDTC_FILE_I(iread_all, void *, true)
-DDTC_FILE_I(iwrite, const void *, false)
-DDTC_FILE_I(iwrite_all, const void *, false)
-DDTC_FILE_I(iread_shared, void *, true)
-DDTC_FILE_I(iwrite_shared, const void *, false)
+DDTC_FILE(read, void *, true, MPI_Status *)
+DDTC_FILE(read_all, void *, true, MPI_Status *)
+DDTC_FILE(write, const void *, false, MPI_Status *)
+DDTC_FILE(write_all, const void *, false, MPI_Status *)
+DDTC_FILE(read_shared, void *, true, MPI_Status *)
+DDTC_FILE(write_shared, const void *, false, MPI_Status *)
+DDTC_FILE(read_ordered, void *, true, MPI_Status *)
+DDTC_FILE(write_ordered, const void *, false, MPI_Status *)
+DDTC_FILE(iread, void *, true, MPI_Request *)
+DDTC_FILE(iread_all, void *, true, MPI_Request *)
+DDTC_FILE(iwrite, const void *, false, MPI_Request *)
+DDTC_FILE(iwrite_all, const void *, false, MPI_Request *)
+DDTC_FILE(iread_shared, void *, true, MPI_Request *)
+DDTC_FILE(iwrite_shared, const void *, false, MPI_Request *)
