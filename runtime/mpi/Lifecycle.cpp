@@ -125,27 +125,28 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
 }
 
 /// For benchmarks: the model's one-way microseconds of a device message of
-/// `bytes` packed bytes to world rank `peer` through CUDA IPC (in the
-/// fragments it would choose), or -1 when that peer is not reached
-/// through IPC.
-__attribute__((visibility("default"))) double
-ddtc_mpi_predict_us(long long bytes, int peer) {
-  if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
-    return -1;
-  return predictIpcUs(ipcSchedule(bytes));
-}
-
-/// The same for a message of `type` (its kernels' rate follows its
-/// layout: TypeInfo::readAmplification).
+/// `bytes` packed bytes of `type` to world rank `peer` through CUDA IPC (in
+/// the fragments it would choose; the type's kernel rate follows its layout:
+/// TypeInfo::readAmplification), or -1 when that peer is not reached
+/// through IPC. MPI_DATATYPE_NULL stands for a type whose pack reads only
+/// its own bytes.
 __attribute__((visibility("default"))) double
 ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
-  TypeInfo *info = acquirePlannedType(type);
-  const double amplification = info ? info->readAmplification : 1.0;
-  if (info)
+  double amplification = 1.0;
+  if (type != MPI_DATATYPE_NULL) {
+    TypeInfo *info = acquirePlannedType(type);
+    amplification = info->readAmplification;
     releaseType(info);
+  }
   return predictIpcUs(ipcSchedule(bytes, amplification), amplification);
+}
+
+/// The same for a type that reads only its own bytes.
+__attribute__((visibility("default"))) double
+ddtc_mpi_predict_us(long long bytes, int peer) {
+  return ddtc_mpi_predict_type_us(bytes, peer, MPI_DATATYPE_NULL);
 }
 
 /// For tests: device buffers staged through host memory (collectives,
