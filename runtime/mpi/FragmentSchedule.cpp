@@ -6,6 +6,11 @@
 #include <cstdint>
 
 namespace ddtc::mpi {
+namespace {
+
+int64_t roundDown(int64_t x, int64_t a) { return x - x % a; }
+
+} // namespace
 
 FragmentSchedule::FragmentSchedule(int64_t total, int64_t largestFragment,
                                    int64_t firstFragment)
@@ -21,8 +26,23 @@ FragmentSchedule::FragmentSchedule(int64_t total, int64_t largestFragment,
     rampBytes += step;
     ++rampCount;
   }
-  middleBytes = bytes - 2 * rampBytes;
+  aligned = rampCount > 0 && first % kAlign == 0 && largest % kAlign == 0;
+  // Aligned: the closing ramp starts on a multiple of kAlign, its first
+  // fragment taking the bytes that a total not a multiple of kAlign adds.
+  tailStart = rampCount == 0 ? bytes
+              : aligned      ? roundDown(bytes - rampBytes, kAlign)
+                             : bytes - rampBytes;
+  middleBytes = tailStart - rampBytes;
   middleCount = middleBytes / largest + (middleBytes % largest != 0);
+  if (rampCount > 0 && middleCount > 0) {
+    // Shared evenly (no short fragment between two long ones); aligned:
+    // in multiples of kAlign, the last one taking the rest.
+    share = middleBytes / middleCount + (middleBytes % middleCount != 0);
+    if (aligned) {
+      share = std::min(largest, (share + kAlign - 1) / kAlign * kAlign);
+      middleCount = middleBytes / share + (middleBytes % share != 0);
+    }
+  }
 }
 
 int64_t FragmentSchedule::begin(int64_t k) const {
@@ -32,31 +52,35 @@ int64_t FragmentSchedule::begin(int64_t k) const {
   if (j < middleCount) {
     if (rampCount == 0)
       return j * largest;
-    int64_t share = middleBytes / middleCount,
+    if (aligned)
+      return rampBytes + j * share;
+    int64_t even = middleBytes / middleCount,
             extra = middleBytes % middleCount;
-    return rampBytes + j * share + std::min(j, extra);
+    return rampBytes + j * even + std::min(j, extra);
   }
-  return bytes - ((first << (count() - k)) - first);
+  int64_t i = j - middleCount; // 0: the longest of the closing ramp
+  if (i == 0)
+    return tailStart;
+  int64_t nominal = bytes - ((first << (rampCount - i)) - first);
+  return aligned ? roundDown(nominal, kAlign) : nominal;
 }
 
 int64_t FragmentSchedule::length(int64_t k) const {
-  if (k < rampCount)
-    return first << k;
-  int64_t j = k - rampCount;
-  if (j < middleCount) {
-    if (rampCount == 0)
-      return std::min(largest, middleBytes - j * largest);
-    int64_t share = middleBytes / middleCount,
-            extra = middleBytes % middleCount;
-    return share + (j < extra);
-  }
-  return first << (count() - 1 - k);
+  int64_t next = k + 1 < count() ? begin(k + 1) : bytes;
+  return next - begin(k);
 }
 
 int64_t FragmentSchedule::longest() const {
-  int64_t ramp = rampCount ? first << (rampCount - 1) : 0;
-  int64_t middle = middleCount ? length(rampCount) : 0;
-  return std::max(ramp, middle);
+  int64_t most = 0;
+  if (rampCount > 0)
+    most = first << (rampCount - 1);
+  if (middleCount > 0)
+    most = std::max(most, length(rampCount)); // the first is the longest
+  // The closing ramp (at most 63 fragments): aligned, its fragments may
+  // be up to kAlign - 1 bytes longer than the opening ones.
+  for (int64_t i = 0; aligned && i < rampCount; ++i)
+    most = std::max(most, length(rampCount + middleCount + i));
+  return most;
 }
 
 } // namespace ddtc::mpi

@@ -23,8 +23,18 @@ namespace ddtc::mpi {
 /// rest without one, which is the fixed schedule (`first` >= `largest`).
 /// The ramps are as long as they fit in the message (both together at most
 /// `total` bytes). Every range is computed in O(1).
+///
+/// When `first` and `largest` are multiples of kAlign (the defaults and
+/// every power of two from 256 up), every fragment starts on a multiple of
+/// kAlign: the middle fragments are shared in multiples of kAlign, and the
+/// first fragment of the closing ramp takes the up to kAlign - 1 bytes a
+/// total off that multiple adds. A fragment that starts off it makes every
+/// pack and unpack of it misaligned against its slot: on an H200 a 1 MB
+/// pack into mapped host memory took 1.8 ms instead of 30 us.
 class FragmentSchedule {
 public:
+  static constexpr int64_t kAlign = 256;
+
   FragmentSchedule() = default;
   FragmentSchedule(int64_t total, int64_t largest, int64_t first);
 
@@ -49,6 +59,9 @@ private:
   int64_t rampBytes = 0;   ///< bytes of each ramp
   int64_t middleCount = 0; ///< fragments between the ramps
   int64_t middleBytes = 0;
+  int64_t share = 0;       ///< middle fragments after a ramp (aligned)
+  int64_t tailStart = 0;   ///< where the closing ramp starts
+  bool aligned = false;    ///< fragments start on multiples of kAlign
 };
 
 } // namespace ddtc::mpi

@@ -179,7 +179,7 @@ bool wantIpc(Operation &op) {
 bool startIpcSend(Operation &op) {
   op.plan = ipcSchedule(op.total, op.info->readAmplification);
   op.nfrag = static_cast<int>(op.plan.count());
-  op.slotBytes = op.plan.longest();
+  op.slotBytes = slotBytesFor(op.plan);
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;
   op.finalSent = false;
   op.note.kind = Note::Ipc;
@@ -308,7 +308,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   receives.fetch_add(1, std::memory_order_relaxed);
   op.peerBytes = op.peerMemory.base + op.note.ref.offset;
   op.nfrag = static_cast<int>(op.plan.count());
-  op.slotBytes = op.plan.longest();
+  op.slotBytes = slotBytesFor(op.plan);
   op.nextFrag = op.fragsDone = op.signals = 0;
   op.finalSent = false;
   op.ready.clear();

@@ -12,6 +12,7 @@
 
 #include "FragmentSchedule.h"
 #include "Layer.h"
+#include "Profile.h"
 
 #include <deque>
 #include <vector>
@@ -55,6 +56,7 @@ inline void collectPacked(std::vector<Slot> &slots) {
     releaseEvent(oldest->event);
     oldest->event = nullptr;
     oldest->s = Slot::S::Packed;
+    trace("packed", oldest->frag);
   }
 }
 
@@ -144,6 +146,13 @@ struct Operation {
 
 /// Packed bytes of the operation's count x type.
 int packedBytes(const Operation &op);
+/// A ring's slot for `plan`: its longest fragment, rounded up so that every
+/// slot starts on a multiple of FragmentSchedule::kAlign (a pack into or an
+/// unpack from a misaligned slot is misaligned throughout).
+inline int64_t slotBytesFor(const FragmentSchedule &plan) {
+  const int64_t a = FragmentSchedule::kAlign;
+  return (plan.longest() + a - 1) / a * a;
+}
 /// On the fragments communicator both ranks of a pair may run pipelines
 /// towards each other with equal ids: the receiver's messages (the answer,
 /// returned slots) and the sender's (fragments, ready slots) get tags of

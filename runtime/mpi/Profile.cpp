@@ -4,8 +4,12 @@
 
 #include "Layer.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace ddtc::mpi {
 namespace {
@@ -22,7 +26,59 @@ const char *costName(int c) {
   return names[c];
 }
 
+struct Step {
+  double us;
+  const char *what;
+  int64_t frag, bytes;
+};
+std::mutex stepsMutex;
+std::vector<Step> steps;
+const auto traceStart = std::chrono::steady_clock::now();
+
+const char *tracePrefix() {
+  static const char *prefix = [] {
+    const char *v = std::getenv("DDTC_MPI_TRACE");
+    return v && *v ? v : nullptr;
+  }();
+  return prefix;
+}
+
+void writeTrace() {
+  std::lock_guard<std::mutex> lock(stepsMutex);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string path = std::string(tracePrefix()) + "." + std::to_string(rank);
+  FILE *f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    note(0, "cannot write the timeline to %s", path.c_str());
+    return;
+  }
+  // The start on the host's monotonic clock, so that the ranks of one host
+  // line up.
+  std::fprintf(f, "# start %.3f us; us since the start, step, fragment, bytes\n",
+               std::chrono::duration<double, std::micro>(
+                   traceStart.time_since_epoch())
+                   .count());
+  for (const Step &s : steps)
+    std::fprintf(f, "%.3f %s %lld %lld\n", s.us, s.what,
+                 static_cast<long long>(s.frag),
+                 static_cast<long long>(s.bytes));
+  std::fclose(f);
+  note(1, "timeline of %zu steps written to %s", steps.size(), path.c_str());
+}
+
 } // namespace
+
+bool tracing() { return tracePrefix() != nullptr; }
+
+void traceStep(const char *what, int64_t frag, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(stepsMutex); // (first: times in order)
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - traceStart)
+                  .count();
+  if (steps.size() < (size_t(1) << 22)) // bounded: 4 Mi steps
+    steps.push_back(Step{us, what, frag, bytes});
+}
 
 bool profiling() {
   static const bool on = [] {
@@ -40,6 +96,8 @@ void addCost(Cost c, double us) {
 }
 
 void printProfile() {
+  if (tracing())
+    writeTrace();
   if (!profiling())
     return;
   std::string line = "host time of the layer's calls:";

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace ddtc::mpi {
 
@@ -26,8 +27,19 @@ enum class Cost {
 
 bool profiling();
 void addCost(Cost c, double us);
-/// Prints the totals (at MPI_Finalize).
+/// Prints the totals (at MPI_Finalize), and writes the timeline.
 void printProfile();
+
+/// Whether DDTC_MPI_TRACE asks for a timeline.
+bool tracing();
+/// Records one step of a transfer: what happened, to which fragment (or
+/// -1) and how many bytes, with the time.
+void traceStep(const char *what, int64_t frag, int64_t bytes);
+/// traceStep when tracing; one load and branch otherwise.
+inline void trace(const char *what, int64_t frag = -1, int64_t bytes = 0) {
+  if (tracing())
+    traceStep(what, frag, bytes);
+}
 
 /// Adds the host time of its scope to a cost, when profiling.
 class CostScope {

@@ -180,7 +180,7 @@ int nextId() {
 /// fragment.
 bool makeRing(Operation &op) {
   op.nfrag = static_cast<int>(op.plan.count());
-  op.slotBytes = op.plan.longest();
+  op.slotBytes = slotBytesFor(op.plan);
   size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
   op.ringBytes = n * static_cast<size_t>(op.slotBytes);
   op.ring = op.ringBytes ? pinnedAcquire(op.ringBytes) : nullptr;
@@ -209,6 +209,7 @@ bool packNext(Operation &op, Slot &slot) {
     ok = copyToHostAsync(slot.buf, origin + op.info->trueLb + lo,
                          static_cast<size_t>(len), op.stream);
   slot.frag = k;
+  trace("pack-launched", k, len);
   slot.event = ok ? recordEvent(op.stream) : nullptr;
   slot.s = Slot::S::Packing;
   return ok && slot.event;
@@ -244,6 +245,7 @@ namespace {
 /// the first fragments are packed at once, while the answer travels.
 int startPipeSend(Operation &op) {
   op.total = packedBytes(op);
+  trace("pipeline-send", -1, op.total);
   op.stream = threadStream(op.buf);
   op.note = Note{};
   op.note.kind = Note::Pipelined;
@@ -290,6 +292,7 @@ int startPipeSend(Operation &op) {
 bool advanceSendPipe(Operation &op) {
   if (!op.answered && testDone(op, op.answerReq)) {
     op.answered = true;
+    trace("answered");
     if (op.ipc && op.answer.go == Answer::HostFrags) {
       if (op.answer.ipcFailed)
         dropIpcPeer(op.peerWorld, "the receiver cannot map this rank's memory");
@@ -305,6 +308,7 @@ bool advanceSendPipe(Operation &op) {
   collectPacked(op.slots);
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Sending && testDone(op, s.req)) {
+      trace("fragment-sent", s.frag);
       ++op.fragsDone;
       s.s = Slot::S::Free;
       if (op.nextFrag < op.nfrag && !packNext(op, s))
@@ -313,6 +317,8 @@ bool advanceSendPipe(Operation &op) {
     busy = busy || s.s == Slot::S::Packing || s.s == Slot::S::Sending;
   }
   // Fragments leave in order: the receiver's receives match them in order.
+  // (All that are packed at once: one at a time on the wire was slower on
+  // an H200, bench/results/2026-11-23-NVIDIA-H200-mpi-fragments.)
   for (bool sent = go; sent;) {
     sent = false;
     for (Slot &s : op.slots)
@@ -320,6 +326,7 @@ bool advanceSendPipe(Operation &op) {
         PMPI_Isend(s.buf, static_cast<int>(op.plan.length(s.frag)), MPI_BYTE,
                    op.peer, fragmentTag(op.note.id), op.pair->data, &s.req);
         s.s = Slot::S::Sending;
+        trace("fragment-posted", s.frag);
         ++op.nextSend;
         sent = true;
         busy = true;
@@ -343,6 +350,7 @@ void postFragmentRecv(Operation &op, Slot &s) {
 /// Receiver: answers the note and posts the first fragments' receives.
 void startPipeRecv(Operation &op) {
   op.total = op.note.bytes;
+  trace("note-received", -1, op.total);
   op.plan = FragmentSchedule(
       op.total, op.note.fragment > 0 ? op.note.fragment : settings().fragment,
       op.note.firstFragment);
@@ -383,6 +391,7 @@ bool advanceRecvPipe(Operation &op) {
   char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Receiving && testDone(op, s.req)) {
+      trace("fragment-received", s.frag);
       int64_t lo = op.plan.begin(s.frag), len = op.plan.length(s.frag);
       bool ok = op.info->contiguous
                     ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
@@ -396,6 +405,7 @@ bool advanceRecvPipe(Operation &op) {
       s.s = Slot::S::Unpacking;
     }
     if (s.s == Slot::S::Unpacking && eventDone(s.event)) {
+      trace("unpacked", s.frag);
       releaseEvent(s.event);
       s.event = nullptr;
       ++op.fragsDone;
@@ -458,8 +468,10 @@ int post(Operation &op) {
   if (op.send) {
     if (usePipeline(op))
       return startPipeSend(op);
+    trace("eager-send", -1, packedBytes(op));
     if (int rc = packWhole(op); rc != MPI_SUCCESS)
       return rc;
+    trace("packed", 0);
     note(3, "%s %d bytes to %d tag %d (eager)", modeName(op.mode),
          packedBytes(op), op.peer, op.tag);
     if (packedBytes(op) == 0)
@@ -474,6 +486,7 @@ int post(Operation &op) {
         op.mode == SendMode::Buffered ? SendMode::Standard : op.mode,
         &op.inner);
   }
+  trace("receive-posted", -1, packedBytes(op));
   op.pinnedBytes = static_cast<size_t>(packedBytes(op));
   op.pinned = pinnedAcquire(op.pinnedBytes);
   if (!op.pinned)
@@ -514,6 +527,7 @@ bool advance(Operation &op) {
       return false;
     if (rc != MPI_SUCCESS)
       op.error = rc;
+    trace(op.send ? "sent" : "received");
     if (op.send) {
       finishTransfer(op);
       return true;
@@ -581,11 +595,13 @@ bool advance(Operation &op) {
       return true;
     }
     op.state = Operation::State::Unpacking;
+    trace("unpack-launched", 0, op.received);
     [[fallthrough]];
   }
   case Operation::State::Unpacking:
     if (!eventDone(op.event))
       return false;
+    trace("unpacked", 0);
     releaseEvent(op.event);
     op.event = nullptr;
     finishTransfer(op);

@@ -111,9 +111,12 @@ TEST(FragmentSchedule, RampsGrowAndShrink) {
   EXPECT_EQ(m.length(0), 64 << 10);
   EXPECT_EQ(m.length(3), 512 << 10);
   EXPECT_EQ(m.length(m.count() - 1), 64 << 10);
-  // 4 MiB - 2 x 960 KiB between the ramps: 3 fragments, evenly.
+  // 4 MiB - 2 x 960 KiB between the ramps: 3 fragments, evenly in
+  // multiples of 256 bytes (the settings are): 742912, 742912, 742400.
   EXPECT_EQ(m.count(), 11);
-  EXPECT_EQ(m.longest(), ((4 << 20) - 2 * (960 << 10) + 2) / 3);
+  EXPECT_EQ(m.longest(), 742912);
+  EXPECT_EQ(m.length(5), 742912);
+  EXPECT_EQ(m.length(6), 742400);
   expectCovers(m, 4 << 20, 1 << 20);
 }
 
@@ -165,4 +168,26 @@ TEST(FragmentSchedule, HugeSizesDoNotOverflow) {
   FragmentSchedule ones(max, 1, 1);
   EXPECT_EQ(ones.count(), max);
   expectBoundaries(ones, max, 1);
+}
+
+TEST(FragmentSchedule, AlignedSettingsStartEveryFragmentAligned) {
+  // The growing schedule that packed 1 MB fragments at 0.5 GB/s: 128 KiB
+  // doubling to 1 MiB in 16 MiB put the middle fragments at 996148 bytes.
+  FragmentSchedule grow(16 << 20, 1 << 20, 128 << 10);
+  for (int64_t k = 0; k < grow.count(); ++k)
+    EXPECT_EQ(grow.begin(k) % FragmentSchedule::kAlign, 0) << "fragment " << k;
+  expectCovers(grow, 16 << 20, 1 << 20);
+  EXPECT_EQ(grow.longest() % FragmentSchedule::kAlign, 0);
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    int64_t largest = FragmentSchedule::kAlign * (1 + rng() % 64);
+    int64_t first = FragmentSchedule::kAlign * (1 + rng() % 64);
+    int64_t total = static_cast<int64_t>(rng() % 400000);
+    FragmentSchedule s(total, largest, first);
+    expectCovers(s, total, largest);
+    for (int64_t k = 0; k < s.count(); ++k)
+      ASSERT_EQ(s.begin(k) % FragmentSchedule::kAlign, 0)
+          << "total " << total << " largest " << largest << " first "
+          << first << " fragment " << k;
+  }
 }
