@@ -82,6 +82,10 @@ constexpr double kContentionTarget = 0.10;
 /// through libddtc-mpi, (c) the ddtc path forced through host memory (the
 /// copy-in/copy-out pipeline) with ddtc_mpi_set_protocol.
 bool gDeviceRefs = false;
+/// --host-a pinned: (a)'s host bytes are pinned (cudaHostAlloc), like the
+/// layer's own staging, instead of malloc'ed: what the MPI library's copy
+/// costs from memory of that kind.
+bool gPinnedA = false;
 int (*gSetProtocol)(const char *) = nullptr;
 /// libddtc-mpi's model of a device message to a peer (negative: none).
 double (*gPredict)(long long, int) = nullptr;
@@ -418,7 +422,10 @@ struct Side {
     if (pinned)
       CHECK_CUDA(cudaFreeHost(pinned));
     std::free(mirror);
-    std::free(hostA);
+    if (gPinnedA && hostA)
+      CHECK_CUDA(cudaFreeHost(hostA));
+    else
+      std::free(hostA);
     dev = scratch = pinned = mirror = hostA = nullptr;
   }
 };
@@ -444,7 +451,10 @@ void setup(Side &s) {
   CHECK_CUDA(cudaMalloc(&s.scratch, s.packed));
   CHECK_CUDA(cudaHostAlloc(&s.pinned, s.packed, cudaHostAllocDefault));
   s.mirror = (unsigned char *)std::malloc(s.alloc);
-  s.hostA = (unsigned char *)std::malloc(s.packed);
+  if (gPinnedA)
+    CHECK_CUDA(cudaHostAlloc(&s.hostA, s.packed, cudaHostAllocPortable));
+  else
+    s.hostA = (unsigned char *)std::malloc(s.packed);
   if (!s.mirror || !s.hostA)
     die("out of host memory (%lld bytes)", (long long)s.alloc);
   std::memset(s.mirror, kPoison, s.alloc);
@@ -1015,6 +1025,9 @@ void usage(const std::vector<LayoutDef> &defs) {
       "                    the packed bytes as a contiguous device buffer\n"
       "                    through libddtc-mpi (the ceiling between GPUs), c\n"
       "                    the ddtc path kept to host memory (no CUDA IPC)\n"
+      "  --host-a malloc|pinned  where (a)'s host bytes live: malloc'ed\n"
+      "                    (default) or pinned with cudaHostAlloc, as the\n"
+      "                    layer's own staging is\n"
       "  --contend F       time every repetition twice: as above, and while\n"
       "                    a busy kernel holds F (0..1) of each GPU's SMs\n"
       "                    (an application sharing the GPU; one block of\n"
@@ -1287,6 +1300,16 @@ int main(int argc, char **argv) {
         return 2;
       }
       gDeviceRefs = v == "device";
+    } else if (a == "--host-a") {
+      std::string v = value("--host-a");
+      if (v != "malloc" && v != "pinned") {
+        std::fprintf(stderr,
+                     "ddtc-mpi-bench: --host-a takes malloc or pinned, "
+                     "not '%s'\n",
+                     v.c_str());
+        return 2;
+      }
+      gPinnedA = v == "pinned";
     } else if (a == "--json") {
       jsonPath = value("--json");
     } else {
@@ -1486,8 +1509,10 @@ int main(int argc, char **argv) {
         .str("a", gDeviceRefs
                       ? "the packed bytes as a contiguous device buffer "
                         "(MPI_BYTE) through libddtc-mpi"
-                      : "the packed bytes in malloc'ed host memory through "
-                        "PMPI_Send/PMPI_Recv")
+                      : gPinnedA ? "the packed bytes in pinned host memory "
+                                   "(cudaHostAlloc) through PMPI_Send/PMPI_Recv"
+                                 : "the packed bytes in malloc'ed host memory "
+                                   "through PMPI_Send/PMPI_Recv")
         .str("b", "cudaMemcpy of the whole true extent to a malloc'ed host "
                   "mirror, PMPI_Send of the derived type, and back")
         .str("c", gDeviceRefs
