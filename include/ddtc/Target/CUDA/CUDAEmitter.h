@@ -62,6 +62,12 @@ constexpr int64_t kRunAlignedMinRun = 32;
 /// on an H200 (256-byte runs 4 bytes past alignment: 90.7 us against 83).
 constexpr int64_t kRunAlignedMinWordRun = 4096;
 
+/// Runs shorter than this (plans of width 4 to 8) are unpacked by the
+/// Wide kernel, one word per thread; from it on by the Gather kernel, whose
+/// threads store the words of a 16-byte chunk with one predicated store each
+/// (faster on an H200 from 64-byte runs: CUDAEmitter.cpp, stridedVariant).
+constexpr int64_t kWideUnpackMaxRun = 64;
+
 /// The destination vectors the RunAligned unpack kernel gives each run.
 int64_t runAlignedSlots(int64_t runLength);
 
