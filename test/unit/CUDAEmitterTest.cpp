@@ -171,15 +171,16 @@ TEST(CUDAEmitter, StridedVariants) {
            // Runs of one or two accesses: wide both ways.
            {"vector(10, 1, 3, double)", W, W, wide8},
            {"vector(10, 1, 3, float)", W, W, wide4},
-           // Narrow width, medium runs: gather pack, wide unpack, unless
-           // the runs' place modulo 16 drifts and they are long enough to
-           // be unpacked run by run (below).
+           // Narrow width, runs shorter than kWideUnpackMaxRun: gather
+           // pack, wide unpack; from it on gather unpack.
            {"hvector(10, 8, 36, float)", G, W, gather},
+           {"hvector(10, 14, 68, float)", G, W, gather},
+           {"hvector(10, 16, 68, float)", G, G, gather},
            // Narrow width, long runs whose place modulo 16 drifts: gather
-           // pack, gather unpack up to 4 KiB runs of words, run-aligned
-           // unpack from there and for byte-wide runs of 32 bytes or more.
+           // pack; gather unpack for runs of words, however long;
+           // run-aligned unpack for byte-wide runs of 32 bytes or more.
            {"vector(10, 40, 41, double)", G, G, gather},
-           {"vector(10, 512, 513, double)", G, R, gather},
+           {"vector(10, 512, 513, double)", G, G, gather},
            {"hvector(10, 41, 48, char)", G, R, gather},
            // The same with a uniform phase: gather both ways.
            {"hindexed([1], [4], vector(10, 40, 42, double))", G, G, gather},

@@ -597,11 +597,6 @@ void Emitter::emitRunAlignedUnpack() {
       << "  const long long r1 = " << runOf("p.hi - 1") << " + 1;\n"
       << "  const long long slot_end = r1 * p.run_slots;\n"
       << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
-  if (w_ >= 2)
-    os_ << "  // Runs lie on multiples of " << w_
-        << " bytes when the origin does.\n"
-        << "  const bool words = ((unsigned long long)origin & " << (w_ - 1)
-        << ") == 0;\n";
   os_ << "  for (long long s = r0 * p.run_slots + (long long)blockIdx.x * "
          "blockDim.x +\n"
       << "                     threadIdx.x;\n"
@@ -646,23 +641,6 @@ void Emitter::emitRunAlignedUnpack() {
       << "      t.y = 0;\n"
       << "      ddtc_gather(t, f, src, n, packed, packed_end);\n"
       << "    }\n";
-  if (w_ >= 2) {
-    // The plan proves runs start and end on multiples of the width in an
-    // aligned origin: the piece is whole words, stored with one predicated
-    // access each instead of the divergent loop of ddtc_scatter.
-    const std::string W = std::to_string(w_);
-    const char *T = w_ == 2   ? "unsigned short"
-                    : w_ == 4 ? "unsigned int"
-                              : "unsigned long long";
-    os_ << "    if (words && ((f | n) & " << (w_ - 1) << ") == 0) {\n"
-        << "      unsigned char *vec = dst - f;\n"
-        << "      #pragma unroll\n"
-        << "      for (unsigned i = 0; i < 16; i += " << W << ")\n"
-        << "        if (i >= f && i < f + n)\n"
-        << "          *(" << T << " *)(vec + i) = (" << T << ")(i < 8 ? t.x >> (8 * i) : t.y >> (8 * (i - 8)));\n"
-        << "      continue;\n"
-        << "    }\n";
-  }
   os_ << "    ddtc_scatter(dst, t, f, n);\n"
       << "  }\n}\n\n";
 }
@@ -1055,18 +1033,17 @@ StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
     return packVariant(plan);
   if (stridedUnpackPhase(plan) >= 0)
     return StridedVariant::Gather;
-  // A phase that varies from run to run: each run's vectors aligned on their
-  // own, which needs one run length to map threads to runs. Measured on an
-  // H200, it beats the other kernels for byte-wide runs (records of odd
-  // length) and long runs; on shorter runs of 4-byte words the wide and
-  // gather kernels stay ahead.
-  if (plan.tileDim < 0 && plan.width < 16 &&
+  // A phase that varies from run to run, in runs of bytes: each run's
+  // vectors aligned on their own, which needs one run length to map threads
+  // to runs. Measured on an H200, it beats the gather kernel for byte-wide
+  // runs (records of odd length); runs of words the gather kernel stores a
+  // word at a time, which was faster at every length (4 KiB runs 4 bytes
+  // past alignment: 0.84 of memcpy against 0.67).
+  if (plan.tileDim < 0 && plan.width == 1 &&
       packVariant(plan) == StridedVariant::Gather &&
-      plan.layout.segments.size() == 1) {
-    const int64_t run = plan.layout.segments.front().runs.front().length;
-    if (run >= (plan.width == 1 ? kRunAlignedMinRun : kRunAlignedMinWordRun))
-      return StridedVariant::RunAligned;
-  }
+      plan.layout.segments.size() == 1 &&
+      plan.layout.segments.front().runs.front().length >= kRunAlignedMinRun)
+    return StridedVariant::RunAligned;
   const int64_t w = plan.width;
   // The gather kernel's scattered stores (one predicated store per word)
   // pay off from runs of kWideUnpackMaxRun bytes, or where the wide kernel

@@ -490,9 +490,11 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"contiguous(40, resized(0, 12, vector(9, 1, 40, contiguous(3, "
        "int))))",
        4},
-      // Runs whose place modulo 16 changes from run to run: the run-aligned
-      // unpack kernel.
+      // Runs whose place modulo 16 changes from run to run: the gather
+      // unpack's word stores (runs of words), the run-aligned unpack kernel
+      // (byte-wide runs).
       {"hindexed([1], [4], hvector(40, 4100, 4108, char))", 3},
+      {"hindexed([1], [4], hvector(300, 64, 132, char))", 3},
       {"contiguous(500, resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, 40], "
        "[double, float, int, char])))",
        2},

@@ -57,10 +57,6 @@ const char *getStridedVariantName(StridedVariant variant);
 /// the most it can touch, so short runs would leave many threads without
 /// bytes.
 constexpr int64_t kRunAlignedMinRun = 32;
-/// The same for plans of width 2 to 8, whose runs the wide and gather
-/// kernels move in whole words: below this the RunAligned kernel was slower
-/// on an H200 (256-byte runs 4 bytes past alignment: 90.7 us against 83).
-constexpr int64_t kRunAlignedMinWordRun = 4096;
 
 /// Runs shorter than this (plans of width 4 to 8) are unpacked by the
 /// Wide kernel, one word per thread; from it on by the Gather kernel, whose
@@ -76,13 +72,12 @@ int64_t runAlignedSlots(int64_t runLength);
 /// for pack when the plan needs no byte path and either its width is 16 or
 /// its width is at least 4 and no run is longer than two accesses; Wide for
 /// unpack unless the plan needs a byte path, its width is below 4, its
-/// width is below 16 and some run is 256 bytes or longer, or the unpack
-/// kernel aligns its chunks to the destination (stridedUnpackPhase). A plan
-/// whose pack kernel is Wide has a Wide unpack kernel too. The unpack kernel
-/// is RunAligned when the pack kernel is Gather, the width is below 16, the
-/// phase is not uniform, and the layout is one segment (one run length) of
-/// runs of at least kRunAlignedMinRun bytes (width 1) or
-/// kRunAlignedMinWordRun bytes (width 2 to 8).
+/// width is below 16 and some run is kWideUnpackMaxRun bytes or longer, or
+/// the unpack kernel aligns its chunks to the destination
+/// (stridedUnpackPhase). A plan whose pack kernel is Wide has a Wide unpack
+/// kernel too. The unpack kernel is RunAligned when the pack kernel is
+/// Gather, the width is 1, the phase is not uniform, and the layout is one
+/// segment (one run length) of runs of at least kRunAlignedMinRun bytes.
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack);
 
 /// Stores cost more than loads, so a Gather unpack kernel would rather align
