@@ -839,8 +839,31 @@ void Emitter::emitUnitsKernel(bool pack) {
       << "         cq += 16 * 32) {\n"
       << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
          "b);\n"
-      << "      if (c0 == cq && c1 == cq + 16) {\n"
-      << "        *(ulonglong2 *)(da + cq) =\n"
+      << "      if (c0 == cq && c1 == cq + 16) {\n";
+  if (pack && (w_ == 4 || w_ == 8)) {
+    // A chunk whose source is word-aligned but not 16-aligned: its words,
+    // each inside the chunk, so inside the unit. The same access for every
+    // lane, where ddtc_load16 would read the aligned vectors around the
+    // chunk and, at the unit's edges, fall back to a loop in some lanes.
+    const char *T = w_ == 4 ? "unsigned int" : "unsigned long long";
+    os_ << "        const unsigned long long sm = (unsigned long long)(sa + "
+           "cq);\n"
+        << "        if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
+        << "          const " << T << " *w = (const " << T << " *)(sa + cq);\n"
+        << "          ulonglong2 r;\n";
+    if (w_ == 8)
+      os_ << "          r.x = w[0];\n"
+          << "          r.y = w[1];\n";
+    else
+      os_ << "          r.x = (unsigned long long)w[0] | "
+             "((unsigned long long)w[1] << 32);\n"
+          << "          r.y = (unsigned long long)w[2] | "
+             "((unsigned long long)w[3] << 32);\n";
+    os_ << "          *(ulonglong2 *)(da + cq) = r;\n"
+        << "          continue;\n"
+        << "        }\n";
+  }
+  os_ << "        *(ulonglong2 *)(da + cq) =\n"
       << "            ddtc_load16(sa + cq, sa_lo, sa_hi);\n"
       << "      } else {\n"
       << "        ulonglong2 r;\n"
