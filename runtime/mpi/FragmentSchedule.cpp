@@ -34,14 +34,13 @@ FragmentSchedule::FragmentSchedule(int64_t total, int64_t largestFragment,
                              : bytes - rampBytes;
   middleBytes = tailStart - rampBytes;
   middleCount = middleBytes / largest + (middleBytes % largest != 0);
-  if (rampCount > 0 && middleCount > 0) {
-    // Shared evenly (no short fragment between two long ones); aligned:
-    // in multiples of kAlign, the last one taking the rest.
+  if (aligned && middleCount > 0) {
+    // Shared as evenly as multiples of kAlign allow (no short fragment
+    // between two long ones), the last one taking the rest; unaligned,
+    // begin() shares them evenly to the byte.
     share = middleBytes / middleCount + (middleBytes % middleCount != 0);
-    if (aligned) {
-      share = std::min(largest, (share + kAlign - 1) / kAlign * kAlign);
-      middleCount = middleBytes / share + (middleBytes % share != 0);
-    }
+    share = std::min(largest, (share + kAlign - 1) / kAlign * kAlign);
+    middleCount = middleBytes / share + (middleBytes % share != 0);
   }
 }
 

@@ -59,7 +59,7 @@ private:
   int64_t rampBytes = 0;   ///< bytes of each ramp
   int64_t middleCount = 0; ///< fragments between the ramps
   int64_t middleBytes = 0;
-  int64_t share = 0;       ///< middle fragments after a ramp (aligned)
+  int64_t share = 0;       ///< aligned: the middle fragments' length
   int64_t tailStart = 0;   ///< where the closing ramp starts
   bool aligned = false;    ///< fragments start on multiples of kAlign
 };

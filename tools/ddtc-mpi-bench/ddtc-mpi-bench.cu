@@ -1227,6 +1227,16 @@ int main(int argc, char **argv) {
       }
       return n;
     };
+    // An option of two values: whether it is `yes` (else `no`).
+    auto either = [&](const char *what, const char *no, const char *yes) {
+      std::string v = value(what);
+      if (v != no && v != yes) {
+        std::fprintf(stderr, "ddtc-mpi-bench: %s takes %s or %s, not '%s'\n",
+                     what, no, yes, v.c_str());
+        std::exit(2);
+      }
+      return v == yes;
+    };
     if (a == "--help" || a == "-h") {
       usage(defs);
       return 0;
@@ -1291,25 +1301,9 @@ int main(int argc, char **argv) {
       }
       haloOpt.cube = 0;
     } else if (a == "--refs") {
-      std::string v = value("--refs");
-      if (v != "host" && v != "device") {
-        std::fprintf(stderr,
-                     "ddtc-mpi-bench: --refs takes host or device, "
-                     "not '%s'\n",
-                     v.c_str());
-        return 2;
-      }
-      gDeviceRefs = v == "device";
+      gDeviceRefs = either("--refs", "host", "device");
     } else if (a == "--host-a") {
-      std::string v = value("--host-a");
-      if (v != "malloc" && v != "pinned") {
-        std::fprintf(stderr,
-                     "ddtc-mpi-bench: --host-a takes malloc or pinned, "
-                     "not '%s'\n",
-                     v.c_str());
-        return 2;
-      }
-      gPinnedA = v == "pinned";
+      gPinnedA = either("--host-a", "malloc", "pinned");
     } else if (a == "--json") {
       jsonPath = value("--json");
     } else {

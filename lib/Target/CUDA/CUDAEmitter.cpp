@@ -57,6 +57,15 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d) {
 
 namespace {
 
+/// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
+/// value is shifted out of a 16-byte chunk (cudaAccessType's 8-byte type,
+/// uint2, is a vector, which does not shift).
+const char *wordType(int64_t width) {
+  return width == 2 ? "unsigned short"
+         : width == 4 ? "unsigned int"
+                      : "unsigned long long";
+}
+
 //===----------------------------------------------------------------------===//
 // The parameter struct
 //===----------------------------------------------------------------------===//
@@ -757,9 +766,7 @@ void Emitter::emitStridedKernel(bool pack) {
       // loop of ddtc_scatter, whose variable shifts made these kernels
       // bound by integer work.
       const std::string W = std::to_string(w_);
-      const char *T = w_ == 2   ? "unsigned short"
-                      : w_ == 4 ? "unsigned int"
-                                : "unsigned long long";
+      const char *T = wordType(w_);
       os_ << "        } else if (((f | (unsigned)n | (unsigned)(unsigned long "
              "long)(origin + o)) & "
           << (w_ - 1) << ") == 0) {\n"
@@ -845,7 +852,7 @@ void Emitter::emitUnitsKernel(bool pack) {
     // each inside the chunk, so inside the unit. The same access for every
     // lane, where ddtc_load16 would read the aligned vectors around the
     // chunk and, at the unit's edges, fall back to a loop in some lanes.
-    const char *T = w_ == 4 ? "unsigned int" : "unsigned long long";
+    const char *T = wordType(w_);
     os_ << "        const unsigned long long sm = (unsigned long long)(sa + "
            "cq);\n"
         << "        if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
