@@ -61,9 +61,27 @@ namespace {
 /// value is shifted out of a 16-byte chunk (cudaAccessType's 8-byte type,
 /// uint2, is a vector, which does not shift).
 const char *wordType(int64_t width) {
-  return width == 2 ? "unsigned short"
+  return width == 2   ? "unsigned short"
          : width == 4 ? "unsigned int"
                       : "unsigned long long";
+}
+
+/// Statements, at `indent`, that fill the 16-byte chunk `r` from the words
+/// of `width` (4 or 8) bytes at `src`, a word-aligned address: the same
+/// aligned accesses in every lane, reading only the chunk's bytes.
+std::string wordChunkLoad(int64_t width, const std::string &src,
+                          const std::string &indent) {
+  std::string T = wordType(width);
+  std::string w = "((const " + T + " *)(" + src + "))";
+  if (width == 8)
+    return indent + "r.x = " + w + "[0];\n" + indent + "r.y = " + w + "[1];\n";
+  auto pair = [&](int i) {
+    return "(unsigned long long)" + w + "[" + std::to_string(i) +
+           "] | ((unsigned long long)" + w + "[" + std::to_string(i + 1) +
+           "] << 32)";
+  };
+  return indent + "r.x = " + pair(0) + ";\n" + indent + "r.y = " + pair(2) +
+         ";\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -747,9 +765,22 @@ void Emitter::emitStridedKernel(bool pack) {
   // A whole chunk inside one run: one (pack) or up to three (unpack,
   // misaligned origin) accesses, no byte assembly. Pack reads nothing
   // outside the run, [o - (len - left), o + left).
+  if (pack && (w_ == 4 || w_ == 8)) {
+    // A whole chunk whose source is word-aligned but not 16-aligned: its
+    // words, all inside the run, where ddtc_load16 would join two aligned
+    // vectors with variable funnel shifts (integer work that bounded the
+    // pack of blocks at a word offset).
+    os_ << "        const unsigned long long sm = (unsigned long long)(origin "
+           "+ o);\n"
+        << "        if (n == 16 && (sm & 15) != 0 && (sm & " << (w_ - 1)
+        << ") == 0) {\n"
+        << wordChunkLoad(w_, "origin + o", "          ")
+        << "        } else if (n == 16) {\n";
+  } else if (pack) {
+    os_ << "        if (n == 16) {\n";
+  }
   if (pack)
-    os_ << "        if (n == 16) {\n"
-        << "          r = ddtc_load16(origin + o, src_lo, src_hi);\n"
+    os_ << "          r = ddtc_load16(origin + o, src_lo, src_hi);\n"
         << "        } else {\n"
         << "          ddtc_gather(r, f, origin + o, (unsigned)n, src_lo, "
            "src_hi);\n"
@@ -852,21 +883,12 @@ void Emitter::emitUnitsKernel(bool pack) {
     // each inside the chunk, so inside the unit. The same access for every
     // lane, where ddtc_load16 would read the aligned vectors around the
     // chunk and, at the unit's edges, fall back to a loop in some lanes.
-    const char *T = wordType(w_);
     os_ << "        const unsigned long long sm = (unsigned long long)(sa + "
            "cq);\n"
         << "        if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
-        << "          const " << T << " *w = (const " << T << " *)(sa + cq);\n"
-        << "          ulonglong2 r;\n";
-    if (w_ == 8)
-      os_ << "          r.x = w[0];\n"
-          << "          r.y = w[1];\n";
-    else
-      os_ << "          r.x = (unsigned long long)w[0] | "
-             "((unsigned long long)w[1] << 32);\n"
-          << "          r.y = (unsigned long long)w[2] | "
-             "((unsigned long long)w[3] << 32);\n";
-    os_ << "          *(ulonglong2 *)(da + cq) = r;\n"
+        << "          ulonglong2 r;\n"
+        << wordChunkLoad(w_, "sa + cq", "          ")
+        << "          *(ulonglong2 *)(da + cq) = r;\n"
         << "          continue;\n"
         << "        }\n";
   }
@@ -914,10 +936,8 @@ EmittedKernels Emitter::run() {
            << " and the innermost, through shared memory)";
   else
     banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path")
-           << ", "
-           << getStridedVariantName(stridedVariant(plan_, true))
-           << " pack, "
-           << getStridedVariantName(stridedVariant(plan_, false))
+           << ", " << getStridedVariantName(stridedVariant(plan_, true))
+           << " pack, " << getStridedVariantName(stridedVariant(plan_, false))
            << " unpack";
   banner << "\n";
   out.banner = banner.str();
@@ -977,10 +997,7 @@ void callSourceBounds(const CanonicalLayout &l, int64_t count, int64_t &lo,
   hi = clampToInt64(b);
 }
 
-namespace {
-
-
-} // namespace
+namespace {} // namespace
 
 //===----------------------------------------------------------------------===//
 // Public entry points
@@ -1115,7 +1132,7 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   const StridedVariant unpack = stridedVariant(plan, false);
   key = "strided.w" + std::to_string(plan.width) +
         (plan.needsBytePath ? ".bytes" : "") +
-        (widePack                                ? ".wide"
+        (widePack                               ? ".wide"
          : unpack == StridedVariant::Wide       ? ".gather-wide"
          : unpack == StridedVariant::RunAligned ? ".gather-runs"
                                                 : ".gather") +
@@ -1252,8 +1269,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   if (!cfg.error.empty() || threads == 0)
     return cfg;
   // A tile plan counted blocks, not threads.
-  int64_t blocks =
-      plan.tileDim >= 0 ? threads : ceilDiv(threads, cfg.block);
+  int64_t blocks = plan.tileDim >= 0 ? threads : ceilDiv(threads, cfg.block);
   if (maxBlocks > 0)
     blocks = std::min(blocks, maxBlocks);
   cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
