@@ -81,6 +81,20 @@ bool makeContextCurrent(const void *address) {
 
 bool haveDriver() { return driver() != nullptr; }
 
+void *currentContextHandle() {
+  const cu::DriverAPI *api = driver();
+  cu::CUcontext ctx = nullptr;
+  if (api)
+    api->cuCtxGetCurrent(&ctx);
+  return ctx;
+}
+
+void makeContextCurrentHandle(void *context) {
+  const cu::DriverAPI *api = driver();
+  if (api && context)
+    api->cuCtxSetCurrent(static_cast<cu::CUcontext>(context));
+}
+
 bool isDeviceBuffer(const void *address) {
   const cu::DriverAPI *api = driver();
   if (!api || !address)

@@ -55,6 +55,9 @@ struct Settings {
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
   bool fragmentSet = false;    ///< DDTC_MPI_FRAGMENT given: no model choice
   bool fragmentMinSet = false; ///< DDTC_MPI_FRAGMENT_MIN given
+  /// DDTC_MPI_PROGRESS=0: no progress thread, and the MPI library is
+  /// initialized at the level the application asks for.
+  bool progressThread = true;
 };
 
 /// The figures of the IPC pipeline's model (Model.cpp): fixed cost of a
@@ -117,6 +120,10 @@ const char *protocolName(Protocol p);
 
 /// Whether a CUDA driver could be loaded (else nothing is device memory).
 bool haveDriver();
+/// The calling thread's current CUDA context (null without one), and making
+/// such a handle current on another thread.
+void *currentContextHandle();
+void makeContextCurrentHandle(void *context);
 /// Where a buffer lives. Managed and host memory go through the MPI library.
 bool isDeviceBuffer(const void *address);
 /// The stream of the calling thread (created on first use in the context of
@@ -327,6 +334,16 @@ bool anyPending();
 bool anyInFlight();
 /// Advances every operation in flight; never blocks.
 void progress();
+
+/// The progress thread (ProgressThread.cpp): started at initialization when
+/// DDTC_MPI_PROGRESS allows it and the MPI library provides
+/// MPI_THREAD_MULTIPLE, stopped at MPI_Finalize; woken by each operation
+/// that starts; it progresses when no thread has (markProgress) for a while.
+void startProgressThread();
+void stopProgressThread();
+void wakeProgressThread();
+void markProgress();
+bool progressThreadRunning();
 /// For a request of the layer: starts it (persistent ones) and returns true;
 /// false for other requests.
 bool startRequest(MPI_Request *request, int &rc);

@@ -39,6 +39,31 @@ void startLayer() {
                                   : settings().fragment),
        settings().depth);
 }
+
+/// Initializes the MPI library and starts the layer. The progress thread
+/// calls the library while the application's threads may be inside it, so
+/// the layer asks for MPI_THREAD_MULTIPLE; the application is told the level
+/// the library provides, which is never below what it asked for unless the
+/// library cannot give that either. Where MULTIPLE is not provided there is
+/// no progress thread (docs/MPI.md says what that costs).
+int initLayer(int *argc, char ***argv, int required, int *provided) {
+  bool helper = !settings().disabled && settings().progressThread;
+  int level = helper ? MPI_THREAD_MULTIPLE : required;
+  int rc = PMPI_Init_thread(argc, argv, level, provided);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  startLayer();
+  if (!active() || !helper)
+    return rc;
+  if (*provided == MPI_THREAD_MULTIPLE)
+    startProgressThread();
+  else
+    note(1,
+         "no progress thread: the MPI library provides thread level %d, not "
+         "MPI_THREAD_MULTIPLE",
+         *provided);
+  return rc;
+}
 } // namespace
 
 namespace ddtc::mpi {
@@ -161,26 +186,20 @@ __attribute__((visibility("default"))) int ddtc_mpi_active(void) {
 }
 
 __attribute__((visibility("default"))) int MPI_Init(int *argc, char ***argv) {
-  int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS)
-    startLayer();
-  return rc;
+  int provided = MPI_THREAD_SINGLE;
+  return initLayer(argc, argv, MPI_THREAD_SINGLE, &provided);
 }
 
 __attribute__((visibility("default"))) int
 MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
-  // The layer is safe at every level the MPI library provides: it keeps its
-  // state under locks and makes its own calls from the calling thread.
-  if (rc == MPI_SUCCESS)
-    startLayer();
-  return rc;
+  return initLayer(argc, argv, required, provided);
 }
 
 __attribute__((visibility("default"))) int MPI_Finalize(void) {
   if (active()) {
     while (anyInFlight())
       progress();
+    stopProgressThread();
     printProfile();
     layerActive.store(false, std::memory_order_release);
     finalizeComms();

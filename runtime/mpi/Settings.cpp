@@ -60,6 +60,8 @@ Settings read() {
   }
   if (const char *h = std::getenv("DDTC_MPI_HANDSHAKE"))
     s.handshake = std::strcmp(h, "0") != 0;
+  if (const char *v = std::getenv("DDTC_MPI_PROGRESS"))
+    s.progressThread = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
   if (const char *r = std::getenv("DDTC_MPI_IPC_READ"); r && *r) {

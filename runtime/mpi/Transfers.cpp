@@ -680,7 +680,7 @@ int runBlocking(Operation &op, MPI_Status *status) {
 /// in flight. A failure to post is reported by Wait/Test, as MPI does.
 void startOp(const OpRef &op) {
   int rc = post(*op);
-  std::lock_guard<std::mutex> lock(registryMutex);
+  std::unique_lock<std::mutex> lock(registryMutex);
   if (rc != MPI_SUCCESS) {
     op->error = rc;
     finishTransfer(*op);
@@ -690,6 +690,8 @@ void startOp(const OpRef &op) {
   signalIfBuffered(*op);
   inFlight.push_back(op);
   pendingCount.fetch_add(1, std::memory_order_release);
+  lock.unlock();
+  wakeProgressThread();
 }
 
 /// Makes the user's request for `op` and starts it unless persistent.
@@ -737,6 +739,7 @@ bool anyPending() { return pendingCount.load(std::memory_order_acquire) != 0; }
 void progress() {
   if (!anyPending())
     return;
+  markProgress();
   std::unique_lock<std::mutex> lock(registryMutex, std::try_to_lock);
   if (!lock.owns_lock())
     return; // another thread is progressing

@@ -847,8 +847,8 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
   }
   PMPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
   MPI_File fh;
-  int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL,
-                         &fh);
+  int rc =
+      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   check(rc == MPI_SUCCESS, "MPI_File_open", rc);
   if (rc != MPI_SUCCESS)
     return;
@@ -975,6 +975,50 @@ void suiteCollectives(uint64_t seed) {
     deviceFree(d);
     deviceFree(da);
     deviceFree(db);
+  }
+  // A transfer pending across blocking collectives: the rank inside the
+  // collective must keep moving it (a pipeline's fragments, its answer), or
+  // its peer, still waiting in a point-to-point call, never joins.
+  if (n >= 2) {
+    TypeRef big = Datatype::vector(16384, 3, 4,
+                                   Datatype::primitive(Primitive::Int), error);
+    MpiType bt(*big);
+    for (int c = 0; c < 2; ++c) {
+      Buffer b(*big, 1, rank == 0 ? seed + 31 + c : 0, rank != 0);
+      int one = 1, sum = 0;
+      MPI_Request r;
+      if (c == 0 && rank == 0) { // the sender waits in MPI_Barrier
+        MPI_Isend(b.dOrigin(), 1, bt.h, 1, 90, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else if (c == 0 && rank == 1) {
+        MPI_Recv(b.dOrigin(), 1, bt.h, 0, 90, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+      } else if (c == 1 && rank == 1) { // the receiver waits in Allreduce
+        MPI_Irecv(b.dOrigin(), 1, bt.h, 0, 91, MPI_COMM_WORLD, &r);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else if (c == 1 && rank == 0) {
+        MPI_Send(b.dOrigin(), 1, bt.h, 1, 91, MPI_COMM_WORLD);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      } else if (c == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+      } else {
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      }
+      if (c == 1)
+        check(sum == n, "Allreduce beside a pending receive", sum, n);
+      if (rank == 0)
+        PMPI_Send(b.hOrigin(), 1, bt.h, 1, 92, MPI_COMM_WORLD);
+      else if (rank == 1)
+        PMPI_Recv(b.hOrigin(), 1, bt.h, 0, 92, MPI_COMM_WORLD,
+                  MPI_STATUS_IGNORE);
+      if (rank == 1)
+        check(b.deviceBytes() == b.host,
+              c == 0 ? "a send pending across MPI_Barrier"
+                     : "a receive pending across MPI_Allreduce");
+    }
   }
   // Nonblocking collectives: the staged copies go back to the device when
   // Wait/Test completes each request (mixed in one Waitall, or tested). The
