@@ -178,8 +178,12 @@ std::string KernelChecker::check(const KernelCall &call,
   const int64_t edgeBefore = edge == SourceEdge::StartsAtPage ? 0 : guard;
   const int64_t edgeAfter = edge == SourceEdge::EndsAtPage ? 0 : guard;
   const bool atPage = edge != SourceEdge::Shifted;
+  const int64_t originShift =
+      call.alignOrigin
+          ? ((spanLo_ - guard) % kAlignment + kAlignment) % kAlignment
+          : call.originShift;
   const int64_t originBefore =
-      call.pack && atPage ? edgeBefore : guard + call.originShift;
+      call.pack && atPage ? edgeBefore : guard + originShift;
   const int64_t originAfter = call.pack && atPage ? edgeAfter : guard;
   const int64_t packedBefore =
       !call.pack && atPage ? edgeBefore : guard + call.packedShift;

@@ -52,7 +52,9 @@ and loads it. Then, at 1 instance and at a count > 1:
   - for the whole packed range and three random ranges [lo, hi), with an
     unlimited grid, a one-block grid and a cap of 1-5 blocks of 32-128
     threads (grid-stride loops), with buffers aligned for the wide accesses
-    and, for the last range, misaligned ones:
+    (the instances' first byte aligned, or for one random range their
+    displacement 0, as in a buffer from cudaMalloc) and, for the last
+    range, misaligned ones:
   - packs into a poisoned buffer and compares with the reference pack's
     bytes [lo, hi), guard bytes included;
   - checks that pack left its source alone;
@@ -440,9 +442,12 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
   for (size_t ri = 0; ri < ranges.size(); ++ri) {
     const int64_t lo = ranges[ri].lo, hi = ranges[ri].hi;
     // The last range runs with misaligned buffers; the others with the
-    // origin 64-byte aligned and packed byte 0 aligned likewise, so that
-    // packed[0] (byte lo) sits at lo's alignment.
+    // instances' first touched byte (the first two ranges) or displacement 0
+    // (the third, as in a buffer from cudaMalloc) 64-byte aligned, and
+    // packed byte 0 aligned likewise, so that packed[0] (byte lo) sits at
+    // lo's alignment.
     const bool misaligned = ri + 1 == ranges.size();
+    const bool alignOrigin = ri == 2;
     const int64_t originMis =
         misaligned ? 1 + static_cast<int64_t>(rng() % 15) : 0;
     const int64_t packedMis =
@@ -457,7 +462,8 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
            << (misaligned
                    ? ", origin misaligned by " + std::to_string(originMis) +
                          ", packed by " + std::to_string(packedMis)
-                   : std::string())
+               : alignOrigin ? std::string(", displacement 0 aligned")
+                             : std::string())
            << ": ";
       if (!cfg.error.empty())
         return prefix + call.str() + "computeLaunch: " + cfg.error;
@@ -496,6 +502,7 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
           k.lo = lo;
           k.hi = hi;
           k.originShift = originMis;
+          k.alignOrigin = alignOrigin;
           k.packedShift = packedMis;
           k.sourceEdge = edge;
           progress.call = prefix + call.str() + where;

@@ -43,6 +43,11 @@ struct KernelCall {
   /// first touched byte (originShift) and packed byte lo (packedShift) sit;
   /// both below 256.
   int64_t originShift = 0, packedShift = 0;
+  /// Instead of originShift: displacement 0 of the instances sits at a
+  /// 256-byte boundary, as in a buffer from cudaMalloc, so the first touched
+  /// byte keeps the alignment of its displacement (chunks aligned in the
+  /// destination then sit off 16 in the packed buffer).
+  bool alignOrigin = false;
   SourceEdge sourceEdge = SourceEdge::Shifted;
 };
 

@@ -735,9 +735,21 @@ void Emitter::emitStridedKernel(bool pack) {
       << "      ulonglong2 r;\n"
       << "      r.x = 0;\n"
       << "      r.y = 0;\n";
+  if (!pack && (w_ == 4 || w_ == 8)) {
+    // Chunks aligned in the destination (a uniform phase) sit at the phase
+    // in the packed buffer: at width 4 or 8 a word-aligned whole chunk is
+    // loaded as its words, as the pack loads its source.
+    os_ << "      const unsigned long long pm = (unsigned long long)(packed + "
+           "(cq - p.lo));\n"
+        << "      if (f0 == 0 && b == cq + 16 && (pm & 15) != 0 && (pm & "
+        << (w_ - 1) << ") == 0) {\n"
+        << wordChunkLoad(w_, "packed + (cq - p.lo)", "        ")
+        << "      } else if (f0 == 0 && b == cq + 16) {\n";
+  } else if (!pack) {
+    os_ << "      if (f0 == 0 && b == cq + 16) {\n";
+  }
   if (!pack)
-    os_ << "      if (f0 == 0 && b == cq + 16) {\n"
-        << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
+    os_ << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
            "packed_end);\n"
         << "      } else {\n"
         << "        #pragma unroll 1\n"

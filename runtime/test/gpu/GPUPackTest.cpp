@@ -132,6 +132,9 @@ struct Call {
   unsigned originShift, packedShift; ///< misalignment in bytes
   bool nonBlocking;
   int64_t fragment; ///< > 0: the range is moved in pieces of this size
+  /// Displacement 0 at a 256-byte boundary, as in a buffer from cudaMalloc
+  /// (else the first touched byte is, plus originShift).
+  bool alignOrigin = false;
 };
 
 std::string describe(const Call &c) {
@@ -142,7 +145,9 @@ std::string describe(const Call &c) {
       "%s stream%s",
       c.pack ? "pack" : "unpack", (long long)c.count, (long long)c.lo,
       (long long)c.hi, c.originKind == Buffer::Device ? "device" : "mapped",
-      c.originShift ? "+shift" : "",
+      c.alignOrigin   ? " (displacement 0 aligned)"
+      : c.originShift ? "+shift"
+                      : "",
       c.packedKind == Buffer::Device ? "device" : "mapped",
       c.packedShift ? "+shift" : "", c.maxCtas,
       c.nonBlocking ? "non-blocking" : "default",
@@ -167,6 +172,7 @@ bool runCall(ddtc_type t, const Datatype &type, const Call &c, CUstream stream,
   call.hi = c.hi;
   call.originShift = c.originShift;
   call.packedShift = c.packedShift;
+  call.alignOrigin = c.alignOrigin;
   // The harness's host buffers go to the device (or mapped host memory) as
   // they are, the call runs on them, and they come back to be compared.
   auto runOnGPU = [&](const KernelCall &, KernelBuffers &b) -> std::string {
@@ -220,6 +226,9 @@ std::vector<Call> makeCalls(const Datatype &type, int64_t count,
       {true, count, 0, total, B::Device, B::Device, 0, 0, 0, false, 0});
   calls.push_back(
       {false, count, 0, total, B::Device, B::Device, 0, 0, 0, true, 0});
+  for (bool pack : {true, false})
+    calls.push_back(
+        {pack, count, 0, total, B::Device, B::Device, 0, 0, 0, false, 0, true});
   Call c{};
   for (int i = 0; i < 8; ++i) {
     c = {i % 2 == 0, count, 0, 0, B::Device, B::Device, 0, 0, 0, i % 3 == 0, 0};
