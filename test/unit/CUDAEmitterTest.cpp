@@ -140,9 +140,15 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
     EXPECT_EQ(k.source.find("#include"), std::string::npos);
     EXPECT_EQ(k.packName, "ddtc_t_pack");
     EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
-    EXPECT_NE(k.source.find("extern \"C\" __global__ void ddtc_t_pack("),
+    // Units kernels bound their registers (6 blocks of 256 per SM).
+    const std::string bounds = p.family == KernelFamily::Units
+                                   ? "__launch_bounds__(256, 6) "
+                                   : "";
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
+                            "ddtc_t_pack("),
               std::string::npos);
-    EXPECT_NE(k.source.find("extern \"C\" __global__ void ddtc_t_unpack("),
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
+                            "ddtc_t_unpack("),
               std::string::npos);
     EXPECT_EQ(k.takesUnits, p.family == KernelFamily::Units);
     EXPECT_NE(k.banner.find(describeLayout(p.layout).substr(0, 20)),

@@ -57,6 +57,10 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d) {
 
 namespace {
 
+/// Threads of a units kernel resident per SM that its launch bounds keep
+/// (6 blocks of 256 of the 2048 an H100 or H200 SM holds).
+constexpr int64_t kUnitsResidentThreads = 1536;
+
 /// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
 /// value is shifted out of a 16-byte chunk (cudaAccessType's 8-byte type,
 /// uint2, is a vector, which does not shift).
@@ -514,8 +518,17 @@ void Emitter::emitLocate() {
 }
 
 void Emitter::emitSignature(bool pack) {
-  os_ << "extern \"C\" __global__ void " << p_ << (pack ? "_pack" : "_unpack")
-      << "(\n"
+  os_ << "extern \"C\" __global__ void ";
+  // The units kernels keep kUnitsResidentThreads per SM (at most 40
+  // registers a thread): left to itself, ptxas gave them 44 with the word
+  // copies of their edges, one block less per SM, and the large triangles
+  // lost 2-5% on an H200. (Eight blocks, 32 registers, spill; for the
+  // strided kernels that cost 10-35%.)
+  if (plan_.family == KernelFamily::Units)
+    os_ << "__launch_bounds__(" << plan_.threadsPerBlock << ", "
+        << std::max<int64_t>(1, kUnitsResidentThreads / plan_.threadsPerBlock)
+        << ") ";
+  os_ << p_ << (pack ? "_pack" : "_unpack") << "(\n"
       << (pack ? "    const unsigned char *__restrict__ origin,\n"
                  "    unsigned char *__restrict__ packed,\n"
                : "    unsigned char *__restrict__ origin,\n"
@@ -906,8 +919,26 @@ void Emitter::emitUnitsKernel(bool pack) {
   }
   os_ << "        *(ulonglong2 *)(da + cq) =\n"
       << "            ddtc_load16(sa + cq, sa_lo, sa_hi);\n"
-      << "      } else {\n"
-      << "        ulonglong2 r;\n"
+      << "      } else {\n";
+  if (w_ == 4 || w_ == 8) {
+    // A chunk cut by a or b (a unit's edge, in every iteration of the
+    // warp): where its bytes are whole words at word-aligned places on both
+    // sides, a word copy, instead of the variable shifts of ddtc_gather and
+    // ddtc_scatter that the whole warp would wait for.
+    const char *T = wordType(w_);
+    os_ << "        if ((((unsigned long long)(sa + c0) | (unsigned long "
+           "long)(da + c0) |\n"
+        << "              (unsigned long long)(c1 - c0)) & "
+        << (w_ - 1) << ") == 0) {\n"
+        << "          #pragma unroll\n"
+        << "          for (int i = 0; i < 16; i += " << w_ << ")\n"
+        << "            if (c0 + i < c1)\n"
+        << "              *(" << T << " *)(da + c0 + i) = *(const " << T
+        << " *)(sa + c0 + i);\n"
+        << "          continue;\n"
+        << "        }\n";
+  }
+  os_ << "        ulonglong2 r;\n"
       << "        r.x = 0;\n"
       << "        r.y = 0;\n"
       << "        ddtc_gather(r, (unsigned)(c0 - cq), sa + c0,\n"

@@ -55,6 +55,9 @@
 #ifndef __shared__
 #define __shared__ static thread_local
 #endif
+#ifndef __launch_bounds__
+#define __launch_bounds__(...)
+#endif
 
 struct ddtc_emu_uint3 {
   unsigned int x, y, z;
