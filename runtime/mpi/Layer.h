@@ -343,7 +343,6 @@ void startProgressThread();
 void stopProgressThread();
 void wakeProgressThread();
 void markProgress();
-bool progressThreadRunning();
 /// For a request of the layer: starts it (persistent ones) and returns true;
 /// false for other requests.
 bool startRequest(MPI_Request *request, int &rc);

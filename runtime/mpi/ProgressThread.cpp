@@ -108,6 +108,4 @@ void stopProgressThread() {
   running.store(false);
 }
 
-bool progressThreadRunning() { return running.load(); }
-
 } // namespace ddtc::mpi

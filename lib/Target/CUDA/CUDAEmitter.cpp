@@ -1040,8 +1040,6 @@ void callSourceBounds(const CanonicalLayout &l, int64_t count, int64_t &lo,
   hi = clampToInt64(b);
 }
 
-namespace {} // namespace
-
 //===----------------------------------------------------------------------===//
 // Public entry points
 //===----------------------------------------------------------------------===//
