@@ -13,7 +13,8 @@
 #   bench/mpi-suites.sh [options] BUNDLE_DIR BUILD_DIR OUT_DIR
 #
 # BUNDLE_DIR holds mpich-testsuite.tar.xz and osu.tar.xz (configure scripts
-# already generated); BUILD_DIR is the ddtc build folder, whose
+# already generated; bench/make-suite-bundles.sh makes them from source trees
+# on a machine with autotools); BUILD_DIR is the ddtc build folder, whose
 # lib/libddtc-mpi.so is preloaded into every MPI process
 # (mpirun -x LD_PRELOAD=...); OUT_DIR receives suites-summary.txt, the build
 # logs, one log per test and the raw benchmark outputs.
