@@ -39,7 +39,7 @@ FragmentSchedule::FragmentSchedule(int64_t total, int64_t largestFragment,
     // between two long ones), the last one taking the rest; unaligned,
     // begin() shares them evenly to the byte.
     share = middleBytes / middleCount + (middleBytes % middleCount != 0);
-    share = std::min(largest, (share + kAlign - 1) / kAlign * kAlign);
+    share = std::min(largest, roundUp(share));
     middleCount = middleBytes / share + (middleBytes % share != 0);
   }
 }

@@ -34,6 +34,10 @@ namespace ddtc::mpi {
 class FragmentSchedule {
 public:
   static constexpr int64_t kAlign = 256;
+  /// `bytes` rounded up to a multiple of kAlign.
+  static constexpr int64_t roundUp(int64_t bytes) {
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+  }
 
   FragmentSchedule() = default;
   FragmentSchedule(int64_t total, int64_t largest, int64_t first);

@@ -150,8 +150,7 @@ int packedBytes(const Operation &op);
 /// slot starts on a multiple of FragmentSchedule::kAlign (a pack into or an
 /// unpack from a misaligned slot is misaligned throughout).
 inline int64_t slotBytesFor(const FragmentSchedule &plan) {
-  const int64_t a = FragmentSchedule::kAlign;
-  return (plan.longest() + a - 1) / a * a;
+  return FragmentSchedule::roundUp(plan.longest());
 }
 /// On the fragments communicator both ranks of a pair may run pipelines
 /// towards each other with equal ids: the receiver's messages (the answer,
