@@ -7,6 +7,9 @@ JSON into the first.
         prints the names of the layouts DDTC.json does not hold yet
     python3 bench/bench-parts.py merge DDTC.json PART.json
         adds PART.json's layouts to DDTC.json (its other keys stay)
+    python3 bench/bench-parts.py host-stuck DDTC.json
+        exits 0 when a layout's Yaksa pack into mapped host memory did not
+        return (the parts after it then leave that pack out), 1 otherwise
 """
 
 import json
@@ -35,11 +38,23 @@ def merge(into_path, part_path):
         json.dump(into, f, indent=1)
 
 
+def host_stuck(path):
+    try:
+        with open(path) as f:
+            layouts = json.load(f).get("layouts", {})
+    except (OSError, ValueError):
+        return False
+    return any(str(r.get("yaksa_host", "")).startswith("timed out")
+               for r in layouts.values())
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "left":
         left(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "merge":
         merge(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "host-stuck":
+        return 0 if host_stuck(argv[2]) else 1
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -166,10 +166,18 @@ ok_rc=85 step bench timeout 500 "$build/bin/ddtc-bench" --layouts "$out/layouts.
   --out "$out/ddtc.json" "${calibration[@]}" "${yaksa[@]}"
 rc=$?
 # 85: a Yaksa call did not return; ddtc.json holds the layouts done. The
-# others run in new processes (each may stop the same way), merged in.
+# others run in new processes (each may stop the same way), merged in; once
+# Yaksa's pack into mapped host memory has not returned, the parts leave it
+# out (--yaksa-no-host) rather than wait for it on every layout.
 part=0
 while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
   part=$((part + 1))
+  if [ ${#yaksa[@]} -gt 0 ] && [[ " ${yaksa[*]} " != *" --yaksa-no-host "* ]] &&
+     python3 "$root/bench/bench-parts.py" host-stuck "$out/ddtc.json"; then
+    echo "== Yaksa's pack into mapped host memory did not return: the" \
+      "layouts left run without it"
+    yaksa+=(--yaksa-no-host)
+  fi
   only=()
   for name in $(python3 "$root/bench/bench-parts.py" left "$out/layouts.tsv" \
                   "$out/ddtc.json"); do

@@ -86,6 +86,7 @@ def main():
             # MPICH's datatype engine on the same buffers (YaksaPeer.h):
             # ddtc/Yaksa > 1 when ddtc is faster.
             "yaksa": r.get("yaksa", "not run"),
+            "yaksa_host": r.get("yaksa_host"),
             "yaksa_us": r.get("yaksa_pack_us"),
             "ddtc/yaksa": r.get("ddtc_vs_yaksa_pack"),
             "up ddtc/yaksa": r.get("ddtc_vs_yaksa_unpack"),
@@ -358,6 +359,15 @@ def yaksa_targets(by, targets, run):
     for n in by:
         if by[n]["yaksa"] != "passed":
             targets.append(f"NOTE Yaksa on {n}: {by[n]['yaksa']}")
+    # Its pack into mapped host memory, where it did not pass, by reason.
+    reasons = {}
+    for n in handled:
+        why = by[n]["yaksa_host"]
+        if why and why != "passed":
+            reasons.setdefault(why, []).append(n)
+    for why, names in reasons.items():
+        targets.append(f"NOTE Yaksa into mapped host, {why}: "
+                       f"{len(names)} layout(s): {', '.join(names)}")
 
 
 def target(targets, by, desc, names, key, goal):

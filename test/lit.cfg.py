@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "DDTC"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir", ".ddt"]
+config.suffixes = [".mlir", ".ddt", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ddtc_obj_root, "test")

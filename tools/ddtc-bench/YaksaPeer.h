@@ -2,9 +2,9 @@
 //
 // Runs MPICH's datatype engine on a layout ddtc-bench has just measured, in
 // the same process, on the same buffers and the same (default) stream:
-// first its packed and unpacked bytes against ddtc's (poisoned outputs,
-// device and mapped host destinations), then, only where they are equal,
-// its pack, unpack and pack into mapped host memory timed like ddtc's.
+// its packed and unpacked bytes in device memory against ddtc's (poisoned
+// outputs), then, only where they are equal, its pack and unpack timed like
+// ddtc's; last its pack into mapped host memory, checked, then timed.
 // Every Yaksa call runs under the watchdog.
 //===----------------------------------------------------------------------===//
 
@@ -45,12 +45,17 @@ struct YaksaFigures {
 /// Initializes Yaksa once (after the CUDA context exists).
 bool initYaksa(const yaksa::Api &api, std::string &error);
 
-/// Runs Yaksa on `layout`; `ours` holds ddtc's figures of the layout
-/// (pack_us, memcpy_pack_traffic_us, ...) for the ratios. Each Yaksa phase
-/// may take `limitSeconds` before the watchdog ends the process.
-YaksaFigures runYaksa(const yaksa::Api &api, Watchdog &watchdog,
-                      double limitSeconds, const YaksaLayout &layout,
-                      const std::map<std::string, double> &ours, int reps);
+/// Runs Yaksa on `layout` into `figures`, which the caller keeps where the
+/// watchdog's callback finds it (a call that does not return ends the
+/// process with what `figures` holds by then); `ours` holds ddtc's figures
+/// of the layout (pack_us, memcpy_pack_traffic_us, ...) for the ratios. Each
+/// Yaksa phase may take `limitSeconds` before the watchdog ends the process.
+/// The device pack and unpack are checked and timed first, the pack into
+/// mapped host memory last, and only with `tryHost`.
+void runYaksa(const yaksa::Api &api, Watchdog &watchdog, double limitSeconds,
+              const YaksaLayout &layout,
+              const std::map<std::string, double> &ours, int reps,
+              bool tryHost, YaksaFigures &figures);
 
 } // namespace ddtc
 
