@@ -1,0 +1,27 @@
+#!/bin/bash
+# A/B: warp word path off (A) vs on (B), alternating twice.
+set -u
+B=build
+python3 bench/layouts.py --tsv > $OUT/L.tsv
+ONLY=""
+for n in vector-32B-unaligned vector-64B-unaligned vector-128B-unaligned vector-256B-unaligned vector-1024B-unaligned vector-4096B-unaligned vector-65536B-unaligned vector-256B-aligned vector-16B-unaligned cube512-interior cube512-x-lo lower-8000; do ONLY="$ONLY --only $n"; done
+for r in 1 2; do
+  for v in A B; do
+    d=$(mktemp -d)
+    if [ $v = A ]; then export DDTC_EXP_NOWARP=1; else unset DDTC_EXP_NOWARP; fi
+    DDTC_CACHE_DIR=$d $B/bin/ddtc-bench --layouts $OUT/L.tsv --out $OUT/$v$r.json $ONLY > $OUT/$v$r.txt 2>&1 || echo "FAIL $v$r"
+  done
+done
+unset DDTC_EXP_NOWARP
+python3 - <<'PY'
+import json,os
+out=os.environ['OUT']
+rows={}
+for v in 'AB':
+  for r in '12':
+    j=json.load(open(f'{out}/{v}{r}.json'))
+    for n,l in j['layouts'].items():
+      rows.setdefault(n,{})[v+r]=(l.get('pack_vs_memcpy'),l.get('unpack_vs_memcpy'),l.get('host_vs_d2h'),l.get('check'))
+for n,d in rows.items():
+  print(f"{n:28s}", "  ".join(f"{k}: " + " ".join(f"{x:.3f}" if isinstance(x,(int,float)) else str(x) for x in d[k]) for k in sorted(d)))
+PY
