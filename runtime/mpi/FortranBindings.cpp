@@ -1533,3 +1533,53 @@ DDTC_FORTRAN_FILE(file_iread_shared, FILE_IREAD_SHARED, File_iread_shared,
                   RequestOut)
 DDTC_FORTRAN_FILE(file_iwrite_shared, FILE_IWRITE_SHARED, File_iwrite_shared,
                   RequestOut)
+
+// The split collectives: begin at an explicit offset or at a file pointer,
+// and end, which returns the status.
+#define DDTC_FORTRAN_FILE_BEGIN_AT(lower, upper, Name)                         \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *fh, MPI_Offset *offset,     \
+                                         void *buf, MPI_Fint *count,           \
+                                         MPI_Fint *datatype, MPI_Fint *ierr) { \
+    finish(ierr, MPI_##Name(file(fh), *offset, buffer(buf), integer(count),    \
+                            type(datatype)));                                  \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+#define DDTC_FORTRAN_FILE_BEGIN(lower, upper, Name)                            \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *fh, void *buf,              \
+                                         MPI_Fint *count, MPI_Fint *datatype,  \
+                                         MPI_Fint *ierr) {                     \
+    finish(ierr,                                                               \
+           MPI_##Name(file(fh), buffer(buf), integer(count), type(datatype))); \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+#define DDTC_FORTRAN_FILE_END(lower, upper, Name)                              \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(MPI_Fint *fh, void *buf,              \
+                                         MPI_Fint *status, MPI_Fint *ierr) {   \
+    StatusOut st(status);                                                      \
+    finish(ierr, MPI_##Name(file(fh), buffer(buf), st.get()), st);             \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_FILE_BEGIN_AT(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN,
+                           File_read_at_all_begin)
+DDTC_FORTRAN_FILE_END(file_read_at_all_end, FILE_READ_AT_ALL_END,
+                      File_read_at_all_end)
+DDTC_FORTRAN_FILE_BEGIN_AT(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN,
+                           File_write_at_all_begin)
+DDTC_FORTRAN_FILE_END(file_write_at_all_end, FILE_WRITE_AT_ALL_END,
+                      File_write_at_all_end)
+DDTC_FORTRAN_FILE_BEGIN(file_read_all_begin, FILE_READ_ALL_BEGIN,
+                        File_read_all_begin)
+DDTC_FORTRAN_FILE_END(file_read_all_end, FILE_READ_ALL_END, File_read_all_end)
+DDTC_FORTRAN_FILE_BEGIN(file_write_all_begin, FILE_WRITE_ALL_BEGIN,
+                        File_write_all_begin)
+DDTC_FORTRAN_FILE_END(file_write_all_end, FILE_WRITE_ALL_END,
+                      File_write_all_end)
+DDTC_FORTRAN_FILE_BEGIN(file_read_ordered_begin, FILE_READ_ORDERED_BEGIN,
+                        File_read_ordered_begin)
+DDTC_FORTRAN_FILE_END(file_read_ordered_end, FILE_READ_ORDERED_END,
+                      File_read_ordered_end)
+DDTC_FORTRAN_FILE_BEGIN(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN,
+                        File_write_ordered_begin)
+DDTC_FORTRAN_FILE_END(file_write_ordered_end, FILE_WRITE_ORDERED_END,
+                      File_write_ordered_end)

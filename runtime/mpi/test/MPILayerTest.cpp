@@ -882,12 +882,66 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
   check(rc == MPI_SUCCESS && q.deviceBytes() == q.host &&
             p.deviceBytes() == p.host,
         "File_iread_at and File_read of device vectors", rc);
+  // The split collectives: written from device memory at an explicit offset
+  // (the host copy beside it as before), read back at the individual file
+  // pointer; then written and read in rank order at the shared pointer.
+  const MPI_Offset split = 2 * worldSize * packed;
+  Buffer w(vec, 2, seed + 43 + rank, false);
+  rc = MPI_File_write_at_all_begin(fh, split + rank * packed, w.dOrigin(), 2,
+                                   vecType);
+  rc |= MPI_File_write_at_all_end(fh, w.dOrigin(), &st);
+  rc |= PMPI_File_write_at_all(fh, split + (worldSize + rank) * packed,
+                               w.hOrigin(), 2, vecType, &st);
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
+  Buffer sr(vec, 2, 0, true);
+  rc |= MPI_File_seek(fh, split + next * packed, MPI_SEEK_SET);
+  rc |= MPI_File_read_all_begin(fh, sr.dOrigin(), 2, vecType);
+  rc |= MPI_File_read_all_end(fh, sr.dOrigin(), &st);
+  int got = -1;
+  PMPI_Get_count(&st, vecType, &got);
+  rc |= PMPI_File_read_at(fh, split + (worldSize + next) * packed,
+                          sr.hOrigin(), 2, vecType, &st);
+  check(rc == MPI_SUCCESS && got == 2 && sr.deviceBytes() == sr.host,
+        "File_write_at_all_begin/_end and File_read_all_begin/_end of "
+        "device vectors",
+        rc);
+  const MPI_Offset ordered = 4 * worldSize * packed;
+  Buffer o(vec, 2, seed + 47 + rank, false), or_(vec, 2, 0, true);
+  rc = MPI_File_seek_shared(fh, ordered, MPI_SEEK_SET);
+  rc |= MPI_File_write_ordered_begin(fh, o.dOrigin(), 2, vecType);
+  rc |= MPI_File_write_ordered_end(fh, o.dOrigin(), &st);
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
+  rc |= MPI_File_seek_shared(fh, ordered, MPI_SEEK_SET);
+  rc |= MPI_File_read_ordered_begin(fh, or_.dOrigin(), 2, vecType);
+  rc |= MPI_File_read_ordered_end(fh, or_.dOrigin(), &st);
+  // Rank r's turn wrote, and read back, the r-th region: its own bytes,
+  // which the MPI library's pack and unpack of its host copy give.
+  rc |= PMPI_File_read_at(fh, ordered + rank * packed, or_.hOrigin(), 2,
+                          vecType, &st);
+  Buffer ref(vec, 2, 0, true);
+  std::vector<char> pk(static_cast<size_t>(packed));
+  int pos = 0;
+  rc |= PMPI_Pack(o.hOrigin(), 2, vecType, pk.data(), static_cast<int>(packed),
+                  &pos, MPI_COMM_SELF);
+  pos = 0;
+  rc |= PMPI_Unpack(pk.data(), static_cast<int>(packed), &pos, ref.hOrigin(),
+                    2, vecType, MPI_COMM_SELF);
+  check(rc == MPI_SUCCESS && or_.deviceBytes() == or_.host &&
+            or_.host == ref.host,
+        "File_write_ordered_begin/_end and File_read_ordered_begin/_end of "
+        "device vectors",
+        rc);
   MPI_File_close(&fh);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
     unlink(path);
-  // write_at_all, read_at_all, iread_at, read: 4 staged buffers.
-  check(staged && staged() - stagedBefore >= 4,
+  // write_at_all, read_at_all, iread_at, read, and the 4 split collectives:
+  // 8 staged buffers.
+  check(staged && staged() - stagedBefore >= 8,
         "MPI I/O on device buffers was staged by the layer");
 }
 
