@@ -33,10 +33,18 @@ class StagedBuffer;
 /// the peer is on this host (else as Pipeline).
 enum class Protocol { Auto, Eager, Pipeline, Staged, Ipc };
 
+/// How many bytes a host-packed eager send may copy per packed byte.
+constexpr int64_t kHostPackSpanFactor = 16;
+
 struct Settings {
   bool disabled = false;      ///< DDTC_MPI_DISABLE: pass everything through
   int verbose = 0;            ///< DDTC_MPI_VERBOSE
   int64_t eagerLimit = 65536; ///< DDTC_MPI_EAGER_LIMIT (packed bytes)
+  /// DDTC_MPI_HOST_PACK: an eager send of at most this many packed bytes,
+  /// whose type spans at most kHostPackSpanFactor times as many, copies the
+  /// span to pinned memory and packs it there with the MPI library's own
+  /// engine instead of launching a kernel (0: never).
+  int64_t hostPack = 1024;
   int64_t fragment = 1 << 20; ///< DDTC_MPI_FRAGMENT (largest fragment)
   /// DDTC_MPI_FRAGMENT_MIN: the first (and last) fragment, from which they
   /// double up to the largest (FragmentSchedule.h). Used only when given:
@@ -323,6 +331,8 @@ void watchStagedRequest(MPI_Request request, std::unique_ptr<StagedBuffer> send,
 
 /// Operations on device buffers started so far (a count for tests).
 long long deviceOperations();
+/// Eager sends packed on the host so far (a count for tests).
+long long hostPacks();
 /// Messages this rank received through CUDA IPC, and times a peer was
 /// dropped to host memory after an IPC failure (counts for tests).
 long long ipcReceives();

@@ -180,6 +180,12 @@ __attribute__((visibility("default"))) long long ddtc_mpi_staged_buffers(void) {
   return stagedBuffers.load();
 }
 
+/// For tests: eager sends packed on the host from a pinned copy of their
+/// span (DDTC_MPI_HOST_PACK) since MPI_Init.
+__attribute__((visibility("default"))) long long ddtc_mpi_host_packs(void) {
+  return hostPacks();
+}
+
 /// For programs and tests: 1 when the layer handles device buffers.
 __attribute__((visibility("default"))) int ddtc_mpi_active(void) {
   return active() ? 1 : 0;

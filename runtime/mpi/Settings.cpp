@@ -45,6 +45,7 @@ Settings read() {
   if (const char *v = std::getenv("DDTC_MPI_VERBOSE"))
     s.verbose = std::atoi(v);
   s.eagerLimit = envBytes("DDTC_MPI_EAGER_LIMIT", s.eagerLimit, 0);
+  s.hostPack = envBytes("DDTC_MPI_HOST_PACK", s.hostPack, 0);
   s.fragment = envBytes("DDTC_MPI_FRAGMENT", s.fragment, 1);
   s.fragmentSet = std::getenv("DDTC_MPI_FRAGMENT") != nullptr;
   s.fragmentMin = envBytes("DDTC_MPI_FRAGMENT_MIN", s.fragmentMin, 1);

@@ -147,6 +147,49 @@ int isendInMode(const void *buf, int count, MPI_Datatype type, int dest,
 
 namespace {
 
+/// A small message's span, copied to pinned memory in one piece and packed
+/// there by the MPI library (the wire's bytes are MPI_Pack's anyway): on the
+/// GPUs measured one copy and its wait cost less than a kernel and its
+/// wait. False when the message or its span is too large for that.
+bool hostPackSpan(const Operation &op, int64_t packed, int64_t &first,
+                  int64_t &span) {
+  const int64_t limit = settings().hostPack;
+  if (op.info->contiguous || packed > limit)
+    return false;
+  typeSpan(*op.info, op.count, first, span);
+  return span > 0 && span <= kHostPackSpanFactor * limit;
+}
+
+std::atomic<long long> hostPackCount{0};
+
+/// Packs with the MPI library from a pinned copy of the span [first, first +
+/// span) of op.buf, made on op.stream.
+bool packOnHost(Operation &op, int64_t packed, int64_t first, int64_t span,
+                std::string &error) {
+  hostPackCount.fetch_add(1, std::memory_order_relaxed);
+  void *copy = pinnedAcquire(static_cast<size_t>(span));
+  if (!copy) {
+    error = "cannot get pinned host memory";
+    return false;
+  }
+  bool ok = copyToHostAsync(copy, static_cast<const char *>(op.buf) + first,
+                            static_cast<size_t>(span), op.stream) &&
+            syncStream(op.stream, error);
+  int position = 0;
+  if (ok) {
+    // The copy stands for the user's buffer: displacement 0 sits `first`
+    // bytes before its start, as in StagedBuffer.
+    ok = PMPI_Pack(static_cast<char *>(copy) - first, op.count, op.datatype,
+                   op.pinned, static_cast<int>(packed), &position,
+                   op.comm) == MPI_SUCCESS &&
+         position == packed;
+    if (!ok)
+      error = "MPI_Pack of the host copy failed";
+  }
+  pinnedRelease(copy, static_cast<size_t>(span));
+  return ok;
+}
+
 /// Packs the whole message into pinned memory and waits for it.
 int packWhole(Operation &op) {
   int64_t n = packedBytes(op);
@@ -157,13 +200,19 @@ int packWhole(Operation &op) {
     return raise(op.comm, MPI_ERR_NO_MEM,
                  "cannot get pinned host memory or a CUDA stream");
   const char *origin = static_cast<const char *>(op.buf);
+  std::string error;
+  int64_t first = 0, span = 0;
+  if (hostPackSpan(op, n, first, span)) {
+    if (!packOnHost(op, n, first, span, error))
+      return raise(op.comm, MPI_ERR_OTHER, error.c_str());
+    return MPI_SUCCESS;
+  }
   bool ok;
   if (op.info->contiguous)
     ok = copyToHostAsync(op.pinned, origin + op.info->trueLb, n, op.stream);
   else
     ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
                    settings().maxCtas) == DDTC_SUCCESS;
-  std::string error;
   if (!ok || !syncStream(op.stream, error))
     return raise(op.comm, MPI_ERR_OTHER,
                  ok ? error.c_str() : ddtc_last_error());
@@ -725,6 +774,7 @@ OpRef findOp(MPI_Request request) {
 } // namespace
 
 long long deviceOperations() { return operationsStarted.load(); }
+long long hostPacks() { return hostPackCount.load(); }
 
 EagerSendsOnly::EagerSendsOnly() : saved(eagerOnly) { eagerOnly = true; }
 EagerSendsOnly::~EagerSendsOnly() { eagerOnly = saved; }

@@ -945,6 +945,24 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
         "MPI I/O on device buffers was staged by the layer");
 }
 
+/// Small eager sends are packed on the host from a copy of their span
+/// unless DDTC_MPI_HOST_PACK is 0 (the point-to-point suite sends many),
+/// and never then.
+void checkHostPacks() {
+  auto count = reinterpret_cast<long long (*)()>(
+      dlsym(RTLD_DEFAULT, "ddtc_mpi_host_packs"));
+  check(count != nullptr, "ddtc_mpi_host_packs is exported");
+  if (!count)
+    return;
+  const char *limit = std::getenv("DDTC_MPI_HOST_PACK");
+  const char *protocol = std::getenv("DDTC_MPI_PROTOCOL");
+  const long long n = count();
+  if (limit && std::string(limit) == "0")
+    check(n == 0, "no eager send was packed on the host (DDTC_MPI_HOST_PACK=0)");
+  else if (protocol && std::string(protocol) == "eager" && deviceOps() > 0)
+    check(n > 0, "small eager sends were packed on the host");
+}
+
 /// The IPC model's kernel rate follows the type: 1 MiB of doubles 4 KiB
 /// apart must be predicted slower than 1 MiB of contiguous doubles (where
 /// the peer is reached through IPC; elsewhere the model says nothing).
@@ -1313,6 +1331,7 @@ int main(int argc, char **argv) {
   if (!expectIpc.empty())
     checkIpcUse(expectIpc);
   checkModelRates();
+  checkHostPacks();
   int counts[2] = {passed.load(), failed.load()}, total[2];
   MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0)
