@@ -25,28 +25,36 @@ using namespace ddtc::mpi;
 
 namespace {
 
-/// Runs `call` on `buf`, or on a host copy of it when it is device memory.
-/// A blocking call (`Last` is its MPI_Status *) copies a read back after it
-/// succeeds; a nonblocking one (MPI_Request *) leaves the copy with its
-/// request, for the Wait or Test that completes it.
-template <typename Last, typename Call>
-int staged(const void *buf, int count, MPI_Datatype type, bool read,
-           Last last, Call call) {
+/// Runs `call` on `buf`, or, when it is device memory, on a new host copy of
+/// it, which `copy` then holds.
+template <typename Call>
+int onHostCopy(const void *buf, int count, MPI_Datatype type,
+               std::unique_ptr<StagedBuffer> &copy, Call call) {
   progress();
   if (!onDevice(buf, count, type))
     return call(const_cast<void *>(buf));
-  auto copy = std::make_unique<StagedBuffer>(buf, count, type, true);
+  copy = std::make_unique<StagedBuffer>(buf, count, type, true);
   if (!copy->ok())
     return MPI_ERR_NO_MEM;
-  int rc = call(copy->host());
-  if constexpr (std::is_same_v<Last, MPI_Request *>) {
-    if (rc == MPI_SUCCESS)
-      watchStagedRequest(*last, read ? nullptr : std::move(copy),
-                         read ? std::move(copy) : nullptr, MPI_COMM_SELF);
-  } else {
-    if (rc == MPI_SUCCESS && read && !copy->copyOut())
-      return MPI_ERR_OTHER;
-  }
+  return call(copy->host());
+}
+
+/// Runs `call` on `buf` or a host copy of it. A blocking call (`Last` is its
+/// MPI_Status *) copies a read back after it succeeds; a nonblocking one
+/// (MPI_Request *) leaves the copy with its request, for the Wait or Test
+/// that completes it.
+template <typename Last, typename Call>
+int staged(const void *buf, int count, MPI_Datatype type, bool read,
+           Last last, Call call) {
+  std::unique_ptr<StagedBuffer> copy;
+  int rc = onHostCopy(buf, count, type, copy, call);
+  if (!copy || rc != MPI_SUCCESS)
+    return rc;
+  if constexpr (std::is_same_v<Last, MPI_Request *>)
+    watchStagedRequest(*last, read ? nullptr : std::move(copy),
+                       read ? std::move(copy) : nullptr, MPI_COMM_SELF);
+  else if (read && !copy->copyOut())
+    return MPI_ERR_OTHER;
   return rc;
 }
 
@@ -57,10 +65,8 @@ struct SplitCopies {
   std::map<MPI_File, std::unique_ptr<StagedBuffer>> byFile;
 };
 SplitCopies &splitCopies() {
-  // Never destroyed: a copy left when the process exits would otherwise be
-  // freed after the CUDA driver it came from.
-  static SplitCopies *copies = new SplitCopies;
-  return *copies;
+  static SplitCopies copies;
+  return copies;
 }
 
 /// Begins a split collective: `call` runs on `buf` or on a host copy of it,
@@ -68,14 +74,9 @@ SplitCopies &splitCopies() {
 template <typename Call>
 int beginSplit(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                Call call) {
-  progress();
-  if (!onDevice(buf, count, type))
-    return call(const_cast<void *>(buf));
-  auto copy = std::make_unique<StagedBuffer>(buf, count, type, true);
-  if (!copy->ok())
-    return MPI_ERR_NO_MEM;
-  int rc = call(copy->host());
-  if (rc == MPI_SUCCESS) {
+  std::unique_ptr<StagedBuffer> copy;
+  int rc = onHostCopy(buf, count, type, copy, call);
+  if (copy && rc == MPI_SUCCESS) {
     SplitCopies &c = splitCopies();
     std::lock_guard<std::mutex> lock(c.mutex);
     c.byFile[fh] = std::move(copy);

@@ -154,7 +154,9 @@ namespace {
 bool hostPackSpan(const Operation &op, int64_t packed, int64_t &first,
                   int64_t &span) {
   const int64_t limit = settings().hostPack;
-  if (op.info->contiguous || packed > limit)
+  // A persistent send's MPI handle of the type may be freed before a later
+  // start (the ddtc type it keeps may not): kernels pack those.
+  if (op.info->contiguous || op.persistent || packed > limit)
     return false;
   typeSpan(*op.info, op.count, first, span);
   return span > 0 && span <= kHostPackSpanFactor * limit;
