@@ -4,6 +4,7 @@
 
 #include "KernelCache.h"
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
@@ -146,8 +147,21 @@ int deviceArch() {
   } else if (api->cuDeviceGet(&dev, 0) != CUDA_SUCCESS) {
     return 0;
   }
+  // A device's architecture does not change: asked of the driver once per
+  // device, since every commit needs it (three attribute queries cost a
+  // cache hit of a type more than the rest of it).
+  constexpr int kKnownDevices = 64;
+  static std::atomic<int> known[kKnownDevices] = {};
+  const bool cacheable = dev >= 0 && dev < kKnownDevices;
+  if (cacheable)
+    if (int arch = known[dev].load(std::memory_order_relaxed))
+      return arch;
   int arch = 0, sms = 0;
-  return describeDevice(*api, dev, arch, sms).ok() ? arch : 0;
+  if (!describeDevice(*api, dev, arch, sms).ok())
+    return 0;
+  if (cacheable)
+    known[dev].store(arch, std::memory_order_relaxed);
+  return arch;
 }
 
 Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
