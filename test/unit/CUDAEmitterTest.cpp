@@ -174,9 +174,11 @@ TEST(CUDAEmitter, StridedVariants) {
   for (const Case &c : std::vector<Case>{
            // Width 16: wide both ways.
            {"vector(10, 2, 4, double)", W, W, wide16},
-           // Runs of one or two accesses: wide both ways.
+           // Runs of one or two accesses: wide both ways, but for runs of
+           // one 4-byte word: gather pack (word pieces), wide unpack.
            {"vector(10, 1, 3, double)", W, W, wide8},
-           {"vector(10, 1, 3, float)", W, W, wide4},
+           {"vector(10, 2, 3, float)", W, W, wide4},
+           {"vector(10, 1, 3, float)", G, W, gather},
            // Narrow width, runs shorter than kWideUnpackMaxRun: gather
            // pack, wide unpack; from it on gather unpack.
            {"hvector(10, 8, 36, float)", G, W, gather},
