@@ -168,16 +168,15 @@ TEST(CUDAEmitter, StridedVariants) {
                        R = StridedVariant::RunAligned;
   const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
   const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
-  const char *wide4 =
-      "*(unsigned int *)(packed + (q - p.lo)) = *(const unsigned int *)";
   const char *gather = "*(ulonglong2 *)(packed + (cq - p.lo)) = r";
   for (const Case &c : std::vector<Case>{
            // Width 16: wide both ways.
            {"vector(10, 2, 4, double)", W, W, wide16},
            // Runs of one or two accesses: wide both ways, but for runs of
-           // one 4-byte word: gather pack (word pieces), wide unpack.
+           // one or two 4-byte words: gather pack (word pieces), wide
+           // unpack.
            {"vector(10, 1, 3, double)", W, W, wide8},
-           {"vector(10, 2, 3, float)", W, W, wide4},
+           {"vector(10, 2, 3, float)", G, W, gather},
            {"vector(10, 1, 3, float)", G, W, gather},
            // Narrow width, runs shorter than kWideUnpackMaxRun: gather
            // pack, wide unpack; from it on gather unpack.

@@ -805,7 +805,15 @@ void Emitter::emitStridedKernel(bool pack) {
         << "          // A run of one word (blocks of one element): the word\n"
         << "          // itself, at its place in the chunk.\n"
         << "          ddtc_put(r, f, *(const " << wordType(w_)
-        << " *)(origin + o));\n"
+        << " *)(origin + o));\n";
+    if (w_ == 4)
+      os_ << "        } else if (n == 8 && ((f | (unsigned)sm) & 3) == 0) {\n"
+          << "          // A run of two words.\n"
+          << "          ddtc_put(r, f, (unsigned long long)((const unsigned int "
+             "*)(origin + o))[0] |\n"
+          << "                             ((unsigned long long)((const "
+             "unsigned int *)(origin + o))[1] << 32));\n";
+    os_
         << "        } else if (n == 16) {\n";
   } else if (pack) {
     os_ << "        if (n == 16) {\n";
@@ -1067,13 +1075,14 @@ StridedVariant packVariant(const KernelPlan &plan) {
   const int64_t w = plan.width;
   // Wide accesses that never straddle runs, and either full width or runs
   // too short for a 16-byte chunk to gather much.
-  // Runs of one 4-byte word: the gather kernel, locating once per four
-  // runs and loading each as a word (its word pieces), packs them faster
-  // than the wide kernel locates each word. Side by side on an H200:
-  // blocks of 4 B 0.43 → 0.51 of memcpy aligned, 0.41 → 0.45 at an
-  // offset; runs of one 8-byte word lost (8 B blocks 0.67 → 0.65, the cube's
-  // z faces 0.90-0.96 → 0.77-0.84), so they stay wide.
-  if (w == 4 && !plan.needsBytePath && longestRun(plan) == w)
+  // Runs of one or two 4-byte words: the gather kernel, locating once per
+  // 16-byte chunk and loading each run as its words (its word pieces),
+  // packs them faster than the wide kernel locates each word. Side by side
+  // on an H200: blocks of 4 B 0.43 → 0.51 of memcpy aligned, 0.41 → 0.45 at
+  // an offset, 8 B blocks at an offset 0.42 → 0.60; runs of one 8-byte word
+  // lost (8 B blocks 0.67 → 0.65, the cube's z faces 0.90-0.96 →
+  // 0.77-0.84), so they stay wide.
+  if (w == 4 && !plan.needsBytePath && longestRun(plan) <= 2 * w)
     return StridedVariant::Gather;
   return !plan.needsBytePath &&
                  (w == 16 || (w >= 4 && longestRun(plan) <= 2 * w))
