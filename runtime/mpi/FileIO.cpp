@@ -153,6 +153,13 @@ DDTC_FILE(iwrite_shared, const void *, false, MPI_Request *)
 
 // The split collectives: (fh, [offset,] buf, count, type) to begin, (fh, buf,
 // status) to end.
+#define DDTC_FILE_SPLIT_END(Name, Buf, read)                                   \
+  DDTC_EXPORT int MPI_File_##Name##_end(MPI_File fh, Buf buf,                  \
+                                        MPI_Status *status) {                  \
+    return endSplit(fh, read, [&](void *copy) {                                \
+      return PMPI_File_##Name##_end(fh, copy ? copy : buf, status);            \
+    });                                                                        \
+  }
 #define DDTC_FILE_SPLIT_AT(Name, Buf, read)                                    \
   DDTC_EXPORT int MPI_File_##Name##_begin(MPI_File fh, MPI_Offset offset,      \
                                           Buf buf, int count,                  \
@@ -161,12 +168,7 @@ DDTC_FILE(iwrite_shared, const void *, false, MPI_Request *)
       return PMPI_File_##Name##_begin(fh, offset, b, count, type);             \
     });                                                                        \
   }                                                                            \
-  DDTC_EXPORT int MPI_File_##Name##_end(MPI_File fh, Buf buf,                  \
-                                        MPI_Status *status) {                  \
-    return endSplit(fh, read, [&](void *copy) {                                \
-      return PMPI_File_##Name##_end(fh, copy ? copy : buf, status);            \
-    });                                                                        \
-  }
+  DDTC_FILE_SPLIT_END(Name, Buf, read)
 #define DDTC_FILE_SPLIT(Name, Buf, read)                                       \
   DDTC_EXPORT int MPI_File_##Name##_begin(MPI_File fh, Buf buf, int count,     \
                                           MPI_Datatype type) {                 \
@@ -174,12 +176,7 @@ DDTC_FILE(iwrite_shared, const void *, false, MPI_Request *)
       return PMPI_File_##Name##_begin(fh, b, count, type);                     \
     });                                                                        \
   }                                                                            \
-  DDTC_EXPORT int MPI_File_##Name##_end(MPI_File fh, Buf buf,                  \
-                                        MPI_Status *status) {                  \
-    return endSplit(fh, read, [&](void *copy) {                                \
-      return PMPI_File_##Name##_end(fh, copy ? copy : buf, status);            \
-    });                                                                        \
-  }
+  DDTC_FILE_SPLIT_END(Name, Buf, read)
 
 DDTC_FILE_SPLIT_AT(read_at_all, void *, true)
 DDTC_FILE_SPLIT_AT(write_at_all, const void *, false)
