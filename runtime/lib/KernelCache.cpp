@@ -228,6 +228,7 @@ std::shared_ptr<KernelEntry> KernelCache::acquire(const KernelPlan &plan,
       fresh = false;
     } else {
       slot = entry = newEntry();
+      entry->generation = generation_.load(std::memory_order_relaxed);
     }
   } else {
     entry = newEntry();
@@ -261,6 +262,17 @@ std::shared_ptr<KernelEntry> KernelCache::acquire(const KernelPlan &plan,
       push({entry, useCaches});
     }
   }
+  return entry;
+}
+
+std::shared_ptr<KernelEntry>
+KernelCache::reacquire(const std::shared_ptr<KernelEntry> &entry, bool wait) {
+  if (!entry ||
+      entry->generation != generation_.load(std::memory_order_acquire))
+    return nullptr;
+  ++stats().memoryHits;
+  if (wait)
+    this->wait(entry);
   return entry;
 }
 
@@ -438,6 +450,7 @@ void KernelCache::resetForTesting() {
   {
     std::lock_guard<std::mutex> lock(mapMutex_);
     entries_.clear();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   {
     std::lock_guard<std::mutex> lock(versionMutex_);

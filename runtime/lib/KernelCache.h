@@ -35,6 +35,9 @@ enum class EntryState : int { Pending, Ready, Failed };
 struct KernelEntry {
   /// Unique in the process: names the entry's module in each CUDA context.
   uint64_t id = 0;
+  /// The cache generation whose map holds the entry; 0 when no map does
+  /// (the caches disabled).
+  uint64_t generation = 0;
   std::string shape; ///< kernelShapeKey
   int arch = 0;      ///< sm_XX
   std::string prefix, packName, unpackName;
@@ -89,6 +92,13 @@ public:
   /// `memoryHit` tells whether the entry existed already.
   std::shared_ptr<KernelEntry> acquire(const KernelPlan &plan, int arch,
                                        bool wait, bool *memoryHit = nullptr);
+
+  /// `entry`, which acquire returned for a plan and architecture, as
+  /// acquire would return it again for them (a memory hit), without
+  /// building the shape key or looking it up; null when the cache no longer
+  /// holds it (reset since, or never held: the caches disabled).
+  std::shared_ptr<KernelEntry>
+  reacquire(const std::shared_ptr<KernelEntry> &entry, bool wait);
 
   /// Waits until the entry is ready or failed; compiles it in this thread if
   /// no thread has started it yet.
@@ -147,6 +157,8 @@ public:
 
 private:
   std::mutex mapMutex_;
+  /// Counts resets: entries of an earlier generation are not the cache's.
+  std::atomic<uint64_t> generation_{1};
   std::map<std::pair<std::string, int>, std::shared_ptr<KernelEntry>> entries_;
   std::unique_ptr<DiskCache> disk_, planDisk_;
   std::mutex diskMutex_;

@@ -107,6 +107,18 @@ ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
 
 bool isUnits(const KernelPlan &p) { return p.family == KernelFamily::Units; }
 
+/// Gives `t` the kernels an earlier commit of an equal tree took (a memory
+/// hit of the kernel cache). Requires t.m.
+ArchKernels *addKnownKernels(ddtc_type_s &t, int arch,
+                             std::shared_ptr<KernelEntry> entry) {
+  auto k = std::make_unique<ArchKernels>();
+  k->arch = arch;
+  k->entry = std::move(entry);
+  k->memoryHit = true;
+  t.kernels.push_back(std::move(k));
+  return t.kernels.back().get();
+}
+
 struct Selected {
   const KernelPlan *plan = nullptr;
   const LoadedModule *module = nullptr;
@@ -239,8 +251,12 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
 /// What the memo keeps per tree hash: the specialized plan (with its units,
 /// the unit table), shared by every handle of an equal constructor tree in
 /// this process, so a new handle of a type seen before skips the planning
-/// passes (the in-process cache hit); and O(1) figures of the tree it
-/// planned that a hit must share.
+/// passes (the in-process cache hit); O(1) figures of the tree it planned
+/// that a hit must share; and the kernels the first commit of such a tree
+/// took, so that a hit asks neither the driver for the device nor the
+/// kernel cache for the shape. After the application has built a large
+/// type, the caches of the CPU hold little of that path, and those two
+/// lookups cost most of a hit.
 struct MemoEntry {
   LayoutInfo layout;
   Kind kind;
@@ -248,7 +264,18 @@ struct MemoEntry {
   std::shared_ptr<const KernelPlan> plan;
   /// The DDTC_TILES setting it was planned under (tests change it).
   bool tiles;
+  KnownKernels kernels;
 };
+
+struct Memo {
+  std::mutex m;
+  std::unordered_map<Hash128, MemoEntry, Hash128Hasher> entries;
+};
+
+Memo &memo() {
+  static Memo m;
+  return m;
+}
 
 /// How many list entries and children the root of a tree has.
 size_t rootArguments(const Datatype &t) {
@@ -278,21 +305,24 @@ size_t planItems(const KernelPlan &p) {
 
 /// Fails with `error` set when the type cannot be planned (too large a
 /// table): nothing is remembered, so each commit of it fails the same way.
+/// On a memo hit, `known` gets the kernels an earlier commit of the tree
+/// took (none when it took none).
 bool planOnce(const TypeRef &type, const std::string &name,
-              std::shared_ptr<const KernelPlan> &out, std::string &error) {
-  static std::mutex m;
-  static std::unordered_map<Hash128, MemoEntry, Hash128Hasher> memo;
+              std::shared_ptr<const KernelPlan> &out, KnownKernels &known,
+              std::string &error) {
   // Keyed by the hash each tree keeps (made as it was built: no walk here),
   // and a hit is trusted on that 128-bit hash and the tree's layout figures,
   // with no comparison of the trees: a commit costs the same whatever the
   // type's size. The disk cache trusts the same key (it also checks the
   // plan it reads against the type).
+  Memo &mm = memo();
   const Hash128 &key = hashTree(*type);
   {
-    std::lock_guard<std::mutex> lock(m);
-    if (auto it = memo.find(key);
-        it != memo.end() && sameFigures(it->second, *type)) {
+    std::lock_guard<std::mutex> lock(mm.m);
+    if (auto it = mm.entries.find(key);
+        it != mm.entries.end() && sameFigures(it->second, *type)) {
       out = it->second.plan;
+      known = it->second.kernels;
       return true;
     }
   }
@@ -317,12 +347,23 @@ bool planOnce(const TypeRef &type, const std::string &name,
       ++stats().planDiskWrites;
   }
   out = std::move(plan);
-  std::lock_guard<std::mutex> lock(m);
-  if (memo.size() >= 4096) // bounded: a process with endless types re-plans
-    memo.clear();
-  memo[key] = MemoEntry{type->layout(), type->kind(), rootArguments(*type),
-                        out, options.tiles};
+  std::lock_guard<std::mutex> lock(mm.m);
+  if (mm.entries.size() >= 4096) // bounded: endless types re-plan
+    mm.entries.clear();
+  mm.entries[key] = MemoEntry{type->layout(), type->kind(),
+                              rootArguments(*type), out, options.tiles, {}};
   return true;
+}
+
+/// Keeps the kernels a commit of `type` took for the commits of equal trees
+/// after it.
+void rememberKernels(const Datatype &type, const KnownKernels &kernels) {
+  Memo &mm = memo();
+  std::lock_guard<std::mutex> lock(mm.m);
+  auto it = mm.entries.find(hashTree(type));
+  if (it != mm.entries.end() && sameFigures(it->second, type) &&
+      !it->second.kernels.entry)
+    it->second.kernels = kernels;
 }
 
 void copyShape(const std::string &shape, char (&out)[64]) {
@@ -344,17 +385,28 @@ Status commitType(ddtc_type_s &t) {
     return Status::success();
   }
   std::string error;
-  if (!planOnce(t.type, t.name, t.specialized, error))
+  KnownKernels known;
+  if (!planOnce(t.type, t.name, t.specialized, known, error))
     return Status::error(DDTC_ERROR_UNSUPPORTED_TYPE,
                          "ddtc_type_commit: type " + t.name +
                              " cannot be planned: " + error);
-  t.commitArch = commitArchitecture();
   const JitMode mode = config().jit;
+  // An equal tree committed before: its kernels, for the architecture they
+  // were taken for. (A process whose GPUs differ in architecture gets the
+  // others' kernels at their first call, served by the generic kernels
+  // meanwhile.)
+  std::shared_ptr<KernelEntry> reused;
+  if (known.entry && mode != JitMode::Generic)
+    reused = KernelCache::get().reacquire(known.entry, mode == JitMode::Sync);
+  t.commitArch = reused ? known.arch : commitArchitecture();
   if (mode == JitMode::Generic && hasGeneric(t, t.commitArch)) {
     t.committed.store(true, std::memory_order_release);
     return Status::success();
   }
-  ArchKernels *k = addKernels(t, t.commitArch, mode == JitMode::Sync);
+  ArchKernels *k = reused ? addKnownKernels(t, known.arch, std::move(reused))
+                          : addKernels(t, t.commitArch, mode == JitMode::Sync);
+  if (!known.entry)
+    rememberKernels(*t.type, {k->arch, k->entry});
   if (!k->entry->ready()) {
     // Calls will need the generic kernel meanwhile (or instead): prepare its
     // plan now rather than in the first call.

@@ -24,6 +24,12 @@ struct ArchKernels {
   bool memoryHit = false; ///< the entry existed when the type asked for it
 };
 
+/// The kernels a commit took, and the architecture they are for.
+struct KnownKernels {
+  int arch = 0;
+  std::shared_ptr<KernelEntry> entry;
+};
+
 struct TypeOnContext {
   DeviceContext *dc = nullptr;
   cu::CUdeviceptr specializedTable = 0, genericTable = 0;

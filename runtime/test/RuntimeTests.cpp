@@ -340,6 +340,23 @@ DDTC_TEST("memory-cache", memoryCache) {
   std::printf("commit of a new type whose kernels are in memory: %.1f us\n",
               commitUs);
   ddtc_type_free(&t);
+  // A new handle of the same tree takes the kernels its first commit took.
+  t = makeType(kStridedSpec2);
+  CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
+  CHECK(infoOf(t).origin == DDTC_KERNEL_MEMORY);
+  CHECK(statsNow().memory_hits == after.memory_hits + 1);
+  ddtc_type_free(&t);
+  // After a reset those kernels are not the cache's: the disk serves them.
+  resetRuntime();
+  ddtc_stats reset = statsNow();
+  t = makeType(kStridedSpec2);
+  CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
+  CHECK(ddtc_type_wait(t) == DDTC_SUCCESS);
+  CHECK_MSG(infoOf(t).origin == DDTC_KERNEL_DISK, "origin %d",
+            infoOf(t).origin);
+  CHECK(statsNow().memory_hits == reset.memory_hits);
+  CHECK(statsNow().disk_hits == reset.disk_hits + 1);
+  ddtc_type_free(&t);
   return kPass;
 }
 
