@@ -125,7 +125,7 @@ bool listPieces(KernelPlan &plan, int64_t &split, std::string &error) {
     return false;
   }
   const int64_t width = plan.width;
-  std::vector<WorkUnit> pieces;
+  UnitTable pieces;
   split = 0;
   forEachRunOfInstance(l, [&](int64_t src, int64_t packed, int64_t len) {
     // Bytes before the first source byte aligned to the width.
@@ -152,7 +152,7 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
   int64_t unit = kWarp * plan.width * kChunksPerLane;
   while (total / unit > std::max<int64_t>(maxCutUnits, 1))
     unit *= 2;
-  std::vector<WorkUnit> units;
+  UnitTable units;
   for (const WorkUnit &piece : plan.units)
     // Steps that never pass the piece's end: at + unit may not fit in 64
     // bits for a piece close to 2^63 bytes.

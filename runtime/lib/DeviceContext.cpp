@@ -193,7 +193,7 @@ Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
 }
 
 Status uploadTable(const DriverAPI &api, DeviceContext &dc,
-                   const std::vector<WorkUnit> &units, CUdeviceptr &out) {
+                   const UnitTable &units, CUdeviceptr &out) {
   std::lock_guard<std::mutex> lock(dc.m);
   ScopedContext scope(api, dc.ctx);
   CUresult rc;

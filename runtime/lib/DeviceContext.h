@@ -64,7 +64,7 @@ Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
 /// the table's words) to new device memory of `dc` (the call returns once
 /// the copy is complete).
 Status uploadTable(const cu::DriverAPI &api, DeviceContext &dc,
-                   const std::vector<WorkUnit> &units, cu::CUdeviceptr &out);
+                   const UnitTable &units, cu::CUdeviceptr &out);
 
 /// Frees device memory of `dc` from any thread (pushes its context).
 void freeDeviceMemory(const cu::DriverAPI &api, DeviceContext &dc,

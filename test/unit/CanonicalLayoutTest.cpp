@@ -122,7 +122,7 @@ TEST(Plan, CoalignedRunsSplitIntoPrologueBodyEpilogue) {
   KernelPlan p = planKernel(*parse("t = hindexed([20, 44], [16, 52], char)"));
   EXPECT_EQ(p.family, KernelFamily::Units);
   EXPECT_EQ(p.width, 16);
-  EXPECT_EQ(p.units, (std::vector<WorkUnit>{{0, 16, 16, true},
+  EXPECT_EQ(p.units, (UnitTable{{0, 16, 16, true},
                                             {16, 32, 4, false},
                                             {20, 52, 12, false},
                                             {32, 64, 32, true}}));

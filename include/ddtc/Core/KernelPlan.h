@@ -9,6 +9,7 @@
 #define DDTC_CORE_KERNELPLAN_H
 
 #include "ddtc/Core/CanonicalLayout.h"
+#include "ddtc/Core/TableAllocator.h"
 
 #include <type_traits>
 
@@ -36,6 +37,9 @@ static_assert(sizeof(WorkUnit) == 4 * sizeof(int64_t) &&
                   std::is_standard_layout_v<WorkUnit>,
               "a work unit is the unit table's four words");
 
+/// A plan's work units, the unit table as it is uploaded.
+using UnitTable = TableVector<WorkUnit>;
+
 enum class KernelFamily : uint8_t {
   /// Every segment is a strided nest: each thread maps its chunk of the
   /// packed stream to a source address with div/mod on the dimensions.
@@ -59,7 +63,7 @@ struct KernelPlan {
   /// Units family: the work units of one instance, in packed order, each at
   /// most unitBytes long (stair balancing). Before stair balancing: the
   /// prologue, body and epilogue pieces of every run (alignAccesses).
-  std::vector<WorkUnit> units;
+  UnitTable units;
   int64_t unitBytes = 0;
   /// Strided family: the dimension of the single segment along which
   /// consecutive elements are close in memory while the innermost dimension

@@ -1277,7 +1277,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   int64_t threads = 0;
   if (cfg.error.empty() && lo < hi) {
     if (cfg.takesUnits) {
-      const std::vector<WorkUnit> &units = plan.units;
+      const UnitTable &units = plan.units;
       const int64_t nu = static_cast<int64_t>(units.size());
       int64_t items = 0;
       if (nu == 0 || __builtin_mul_overflow(count, nu, &items)) {
