@@ -163,12 +163,15 @@ TEST(CUDAEmitter, StridedVariants) {
     const char *type;
     StridedVariant pack, unpack;
     const char *packStore; // a line of the pack kernel's copy
+    int64_t batch = 1;     // chunks a thread (stridedBatch)
   };
   const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather,
                        R = StridedVariant::RunAligned;
   const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
   const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
   const char *gather = "*(ulonglong2 *)(packed + (cq - p.lo)) = r";
+  const char *batchedGather =
+      "*(ulonglong2 *)(packed + (g * 16 - pa - p.lo)) = rr[u]";
   for (const Case &c : std::vector<Case>{
            // Width 16: wide both ways.
            {"vector(10, 2, 4, double)", W, W, wide16},
@@ -186,11 +189,18 @@ TEST(CUDAEmitter, StridedVariants) {
            // Narrow width, long runs whose place modulo 16 drifts: gather
            // pack; gather unpack for runs of words, however long;
            // run-aligned unpack for byte-wide runs of 32 bytes or more.
-           {"vector(10, 40, 41, double)", G, G, gather},
-           {"vector(10, 512, 513, double)", G, G, gather},
+           // Gather both ways with runs of kBatchMinRun bytes or more: two
+           // chunks a thread.
+           {"vector(10, 40, 41, double)", G, G, batchedGather, 2},
+           {"vector(10, 512, 513, double)", G, G, batchedGather, 2},
+           {"vector(10, 15, 17, double)", G, G, gather},
            {"hvector(10, 41, 48, char)", G, R, gather},
+           {"hvector(10, 201, 208, char)", G, R, gather},
+           // Byte path, long runs: gather both ways, two chunks a thread.
+           {"hvector(10, 201, 213, char)", G, G, batchedGather, 2},
            // The same with a uniform phase: gather both ways.
-           {"hindexed([1], [4], vector(10, 40, 42, double))", G, G, gather},
+           {"hindexed([1], [4], vector(10, 40, 42, double))", G, G,
+            batchedGather, 2},
            // Drifting but short runs: gather both ways.
            {"hvector(10, 31, 48, char)", G, G, gather},
            // Byte path or width 1: gather both ways.
@@ -215,7 +225,9 @@ TEST(CUDAEmitter, StridedVariants) {
         EXPECT_EQ(cfg.params[i], chunks) << c.type;
       }
     }
-    EXPECT_EQ(cfg.grid, (chunks + cfg.block - 1) / cfg.block) << c.type;
+    EXPECT_EQ(stridedBatch(p), c.batch) << c.type;
+    const int64_t threads = (chunks + c.batch - 1) / c.batch;
+    EXPECT_EQ(cfg.grid, (threads + cfg.block - 1) / cfg.block) << c.type;
   }
 }
 

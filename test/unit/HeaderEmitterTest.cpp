@@ -397,6 +397,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "hvector(5, 3, 40, int)])",
       "hvector(6, 4, 8, int)",
       "hvector(64, 8, 36, float)", // gather pack, wide unpack
+      "vector(8, 40, 41, double)", // gather, two chunks a thread
       "double",
       "contiguous(1000, char)",
       "contiguous(0, int)",

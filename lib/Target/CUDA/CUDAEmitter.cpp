@@ -723,8 +723,72 @@ void Emitter::emitStridedKernel(bool pack) {
         << "      : (long long)(((unsigned long long)packed - (unsigned long "
            "long)p.lo) & 15);\n"
         << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
-  os_ << "  for (long long g = first; g < p.chunk_end; g += step) {\n"
-      << "    // Group g: the " << kStridedGroupBytes / 16
+  const int64_t K = stridedBatch(plan_);
+  if (K > 1) {
+    os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
+           "are all\n"
+        << "  // issued before any store (" << K << " loads in flight a thread).\n"
+        << "  for (long long g0 = first; g0 < p.chunk_end; g0 += " << K
+        << " * step) {\n"
+        << "    ulonglong2 rr[" << K << "];\n"
+        << "    bool whole[" << K << "];\n"
+        << "    #pragma unroll\n"
+        << "    for (int u = 0; u < " << K << "; ++u) {\n"
+        << "      const long long g = g0 + u * step;\n"
+        << "      const long long cq = g * 16 - pa;\n"
+        << "      whole[u] = false;\n"
+        << "      rr[u].x = 0;\n"
+        << "      rr[u].y = 0;\n"
+        << "      if (g >= p.chunk_end || cq < p.lo || cq + 16 > p.hi)\n"
+        << "        continue;\n"
+        << "      ulonglong2 r;\n";
+    if (pack) {
+      os_ << "      long long left, span, len, st;\n"
+          << "      const long long o = " << p_
+          << "_locate(p, cq, left, span, len, st);\n"
+          << "      if (left < 16)\n"
+          << "        continue;\n";
+      if (w_ == 4 || w_ == 8)
+        os_ << "      const unsigned long long sm = (unsigned long long)(origin "
+               "+ o);\n"
+            << "      if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
+            << wordChunkLoad(w_, "origin + o", "        ")
+            << "      } else {\n"
+            << "        r = ddtc_load16(origin + o, src_lo, src_hi);\n"
+            << "      }\n";
+      else
+        os_ << "      r = ddtc_load16(origin + o, src_lo, src_hi);\n";
+    } else {
+      if (w_ == 4 || w_ == 8)
+        os_ << "      const unsigned long long pm = (unsigned long long)(packed "
+               "+ (cq - p.lo));\n"
+            << "      if ((pm & 15) != 0 && (pm & " << (w_ - 1) << ") == 0) {\n"
+            << wordChunkLoad(w_, "packed + (cq - p.lo)", "        ")
+            << "      } else {\n"
+            << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
+               "packed_end);\n"
+            << "      }\n";
+      else
+        os_ << "      r = ddtc_load16(packed + (cq - p.lo), packed, "
+               "packed_end);\n";
+    }
+    os_ << "      rr[u] = r;\n"
+        << "      whole[u] = true;\n"
+        << "    }\n"
+        << "    #pragma unroll\n"
+        << "    for (int u = 0; u < " << K << "; ++u) {\n"
+        << "    const long long g = g0 + u * step;\n"
+        << "    if (g >= p.chunk_end)\n"
+        << "      continue;\n";
+    if (pack)
+      os_ << "    if (whole[u]) {\n"
+          << "      *(ulonglong2 *)(packed + (g * 16 - pa - p.lo)) = rr[u];\n"
+          << "      continue;\n"
+          << "    }\n";
+  } else {
+    os_ << "  for (long long g = first; g < p.chunk_end; g += step) {\n";
+  }
+  os_ << "    // Group g: the " << kStridedGroupBytes / 16
       << " chunks of packed bytes [q0, q0 + " << G
       << "), clipped to [lo, hi);\n"
       << "    // located once, then walked run by run.\n"
@@ -748,7 +812,11 @@ void Emitter::emitStridedKernel(bool pack) {
       << "      ulonglong2 r;\n"
       << "      r.x = 0;\n"
       << "      r.y = 0;\n";
-  if (!pack && (w_ == 4 || w_ == 8)) {
+  if (!pack && K > 1) {
+    os_ << "      if (whole[u]) {\n"
+        << "        r = rr[u];\n"
+        << "      } else if (f0 == 0 && b == cq + 16) {\n";
+  } else if (!pack && (w_ == 4 || w_ == 8)) {
     // Chunks aligned in the destination (a uniform phase) sit at the phase
     // in the packed buffer: at width 4 or 8 a word-aligned whole chunk is
     // loaded as its words, as the pack loads its source.
@@ -871,7 +939,10 @@ void Emitter::emitStridedKernel(bool pack) {
            "* (i - 8)));\n"
         << "      }\n";
   os_ << "    }\n"
-      << "  }\n}\n\n";
+      << "  }\n";
+  if (K > 1)
+    os_ << "  }\n";
+  os_ << "}\n\n";
 }
 
 void Emitter::emitUnitsKernel(bool pack) {
@@ -1174,6 +1245,19 @@ int64_t stridedLaunchChunkBytes(const KernelPlan &plan) {
              : kStridedGroupBytes;
 }
 
+int64_t stridedBatch(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
+      plan.layout.segments.empty() ||
+      stridedVariant(plan, true) != StridedVariant::Gather ||
+      stridedVariant(plan, false) != StridedVariant::Gather)
+    return 1;
+  for (const Segment &seg : plan.layout.segments)
+    for (const Run &r : seg.runs)
+      if (r.length < kBatchMinRun)
+        return 1;
+  return kStridedBatch;
+}
+
 bool stridedLaunchExtraChunk(const KernelPlan &plan) {
   return stridedVariant(plan, true) == StridedVariant::Gather;
 }
@@ -1200,6 +1284,8 @@ std::string kernelShapeKey(const KernelPlan &plan) {
          : unpack == StridedVariant::Wide       ? ".gather-wide"
          : unpack == StridedVariant::RunAligned ? ".gather-runs"
                                                 : ".gather") +
+        (stridedBatch(plan) > 1 ? ".b" + std::to_string(stridedBatch(plan))
+                                : "") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
   for (size_t s = 0; s < plan.layout.segments.size(); ++s)
     key += (s ? "-" : "") + std::to_string(plan.layout.segments[s].dims.size());
@@ -1324,7 +1410,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
       callSourceBounds(plan.layout, count, v.srcLo, v.srcHi);
       v.chunkBegin = lo / bytes;
       v.chunkEnd = ceilDiv(hi, bytes) + (stridedLaunchExtraChunk(plan) ? 1 : 0);
-      threads = v.chunkEnd - v.chunkBegin;
+      threads = ceilDiv(v.chunkEnd - v.chunkBegin, stridedBatch(plan));
     }
   }
   forEachParam(plan, v, [&](const std::string &, int64_t value, const char *) {

@@ -109,10 +109,16 @@ std::string explainKernels(const std::string &name, const Datatype &type,
       return "gather (16-byte chunks aligned in the packed buffer)";
     };
     os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
-       << "\n"
-       << "  threads: one per " << stridedLaunchChunkBytes(plan)
-       << "-byte chunk of the packed stream, " << plan.threadsPerBlock
-       << " per block";
+       << "\n";
+    if (const int64_t k = stridedBatch(plan); k > 1)
+      os << "  threads: one per " << k << " chunks of "
+         << stridedLaunchChunkBytes(plan)
+         << " bytes of the packed stream, a launch apart, loaded together, "
+         << plan.threadsPerBlock << " per block";
+    else
+      os << "  threads: one per " << stridedLaunchChunkBytes(plan)
+         << "-byte chunk of the packed stream, " << plan.threadsPerBlock
+         << " per block";
     if (stridedVariant(plan, false) == StridedVariant::RunAligned)
       os << " (the unpack kernel loops over "
          << runAlignedSlots(plan.layout.segments.front().runs.front().length)

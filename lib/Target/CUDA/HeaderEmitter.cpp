@@ -333,7 +333,12 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
       os << "  params->chunk_begin = lo / " << bytes << ";\n"
          << "  params->chunk_end = hi / " << bytes << " + (hi % " << bytes
          << " != 0)" << (extra ? " + 1" : "") << ";\n";
-    os << "  threads = params->chunk_end - params->chunk_begin;\n";
+    if (const int64_t k = stridedBatch(plan); k > 1)
+      os << "  /* " << k << " chunks a thread. */\n"
+         << "  threads = (params->chunk_end - params->chunk_begin + " << k - 1
+         << ") / " << k << ";\n";
+    else
+      os << "  threads = params->chunk_end - params->chunk_begin;\n";
     if (extra) {
       // What computeLaunch gives (callSourceBounds), saturated alike.
       int64_t lo1 = 0, hi1 = 0;
