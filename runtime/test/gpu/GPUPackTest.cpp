@@ -517,7 +517,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
-  int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0;
+  int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -563,6 +563,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
       runAlignedTypes += std::strstr(info.shape, ".gather-runs.") != nullptr;
+      batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -606,6 +607,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s)\n",
               runAlignedTypes);
+  std::printf("batched gather kernels (two chunks a thread) served %d "
+              "type(s)\n",
+              batchedTypes);
   api->cuStreamDestroy(nonBlocking);
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
