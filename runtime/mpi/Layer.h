@@ -60,6 +60,11 @@ struct Settings {
   /// memory ("direct", default: one launch less per fragment, faster on an
   /// H200 pair) or copies each fragment to local staging first ("stage").
   bool ipcStage = false;
+  /// DDTC_MPI_HOST_READ: the receiver of the pipeline through host memory
+  /// unpacks each fragment straight from pinned host memory ("direct", the
+  /// unpack reading over PCIe) or copies it to device staging with a copy
+  /// engine first ("stage").
+  bool hostStage = false;
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
   bool fragmentSet = false;    ///< DDTC_MPI_FRAGMENT given: no model choice
   bool fragmentMinSet = false; ///< DDTC_MPI_FRAGMENT_MIN given

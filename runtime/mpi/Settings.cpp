@@ -74,6 +74,15 @@ Settings read() {
                    "direct; using direct\n",
                    r);
   }
+  if (const char *r = std::getenv("DDTC_MPI_HOST_READ"); r && *r) {
+    if (!std::strcmp(r, "stage") || !std::strcmp(r, "direct"))
+      s.hostStage = !std::strcmp(r, "stage");
+    else
+      std::fprintf(stderr,
+                   "ddtc-mpi: DDTC_MPI_HOST_READ=%s is not one of stage, "
+                   "direct; using %s\n",
+                   r, s.hostStage ? "stage" : "direct");
+  }
   s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
   return s;
 }

@@ -418,6 +418,11 @@ void startPipeRecv(Operation &op) {
     op.answer.go = Answer::Refuse;
     op.error = MPI_ERR_NO_MEM;
   }
+  // Device staging of one slot: the copies and unpacks of all fragments
+  // run in order on the operation's stream (without it, or when the pool
+  // has none, the unpacks read the ring itself).
+  if (op.answer.go && settings().hostStage && !op.info->contiguous)
+    deviceAcquire(op.buf, static_cast<size_t>(op.slotBytes), op.deviceRing);
   PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
              answerTag(op.note.id), op.pair->data, &op.answerReq);
   if (!op.answer.go) {
@@ -431,8 +436,9 @@ void startPipeRecv(Operation &op) {
         postFragmentRecv(op, s);
     op.received = op.total;
   }
-  note(3, "receive %lld bytes from %d tag %d (pipelined, id %d)%s",
-       static_cast<long long>(op.total), op.source, op.rtag, op.note.id,
+  note(3, "receive %lld bytes from %d tag %d (pipelined%s, id %d)%s",
+       static_cast<long long>(op.total), op.source, op.rtag,
+       op.deviceRing.ptr ? ", staged on the device" : "", op.note.id,
        op.answer.go ? "" : ": refused, the receive buffer is too small");
 }
 
@@ -444,12 +450,21 @@ bool advanceRecvPipe(Operation &op) {
     if (s.s == Slot::S::Receiving && testDone(op, s.req)) {
       trace("fragment-received", s.frag);
       int64_t lo = op.plan.begin(s.frag), len = op.plan.length(s.frag);
-      bool ok = op.info->contiguous
-                    ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
-                                        static_cast<size_t>(len), op.stream)
-                    : ddtc_unpack(op.info->type, origin, op.count, lo, lo + len,
-                                  s.buf, op.stream,
-                                  settings().maxCtas) == DDTC_SUCCESS;
+      // Staged: a copy engine moves the fragment to the staging, in the
+      // stream's order after the previous unpack and before this one.
+      const char *from = s.buf;
+      bool ok = true;
+      if (op.deviceRing.ptr) {
+        ok = copyToDeviceAsync(op.deviceRing.ptr, s.buf,
+                               static_cast<size_t>(len), op.stream);
+        from = op.deviceRing.ptr;
+      }
+      ok = ok && (op.info->contiguous
+                      ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
+                                          static_cast<size_t>(len), op.stream)
+                      : ddtc_unpack(op.info->type, origin, op.count, lo,
+                                    lo + len, from, op.stream,
+                                    settings().maxCtas) == DDTC_SUCCESS);
       s.event = ok ? recordEvent(op.stream) : nullptr;
       if (!s.event)
         op.error = MPI_ERR_OTHER;
