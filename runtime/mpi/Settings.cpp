@@ -38,6 +38,20 @@ int64_t envBytes(const char *name, int64_t fallback, int64_t min) {
   return r < min ? min : r;
 }
 
+/// A setting of "stage" (true) or "direct" (false); anything else keeps
+/// `value`, with a warning.
+void envStage(const char *name, bool &value) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return;
+  if (!std::strcmp(v, "stage") || !std::strcmp(v, "direct"))
+    value = !std::strcmp(v, "stage");
+  else
+    std::fprintf(stderr,
+                 "ddtc-mpi: %s=%s is not one of stage, direct; using %s\n",
+                 name, v, value ? "stage" : "direct");
+}
+
 Settings read() {
   Settings s;
   const char *d = std::getenv("DDTC_MPI_DISABLE");
@@ -65,24 +79,8 @@ Settings read() {
     s.progressThread = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
-  if (const char *r = std::getenv("DDTC_MPI_IPC_READ"); r && *r) {
-    if (!std::strcmp(r, "stage") || !std::strcmp(r, "direct"))
-      s.ipcStage = !std::strcmp(r, "stage");
-    else
-      std::fprintf(stderr,
-                   "ddtc-mpi: DDTC_MPI_IPC_READ=%s is not one of stage, "
-                   "direct; using direct\n",
-                   r);
-  }
-  if (const char *r = std::getenv("DDTC_MPI_HOST_READ"); r && *r) {
-    if (!std::strcmp(r, "stage") || !std::strcmp(r, "direct"))
-      s.hostStage = !std::strcmp(r, "stage");
-    else
-      std::fprintf(stderr,
-                   "ddtc-mpi: DDTC_MPI_HOST_READ=%s is not one of stage, "
-                   "direct; using %s\n",
-                   r, s.hostStage ? "stage" : "direct");
-  }
+  envStage("DDTC_MPI_IPC_READ", s.ipcStage);
+  envStage("DDTC_MPI_HOST_READ", s.hostStage);
   s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
   return s;
 }

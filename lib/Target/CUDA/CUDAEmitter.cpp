@@ -724,6 +724,17 @@ void Emitter::emitStridedKernel(bool pack) {
            "long)p.lo) & 15);\n"
         << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
   const int64_t K = stridedBatch(plan_);
+  // r = the whole chunk at `src`: as its words where the plan's words are
+  // aligned but the chunk is not, else ddtc_load16 within `bounds`.
+  auto wholeChunkLoad = [&](const std::string &src, const std::string &bounds) {
+    const std::string load16 = "r = ddtc_load16(" + src + ", " + bounds + ");\n";
+    if (w_ != 4 && w_ != 8)
+      return "      " + load16;
+    return "      const unsigned long long sa = (unsigned long long)(" + src +
+           ");\n      if ((sa & 15) != 0 && (sa & " + std::to_string(w_ - 1) +
+           ") == 0) {\n" + wordChunkLoad(w_, src, "        ") +
+           "      } else {\n        " + load16 + "      }\n";
+  };
   if (K > 1) {
     os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
            "are all\n"
@@ -748,29 +759,9 @@ void Emitter::emitStridedKernel(bool pack) {
           << "_locate(p, cq, left, span, len, st);\n"
           << "      if (left < 16)\n"
           << "        continue;\n";
-      if (w_ == 4 || w_ == 8)
-        os_ << "      const unsigned long long sm = (unsigned long long)(origin "
-               "+ o);\n"
-            << "      if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
-            << wordChunkLoad(w_, "origin + o", "        ")
-            << "      } else {\n"
-            << "        r = ddtc_load16(origin + o, src_lo, src_hi);\n"
-            << "      }\n";
-      else
-        os_ << "      r = ddtc_load16(origin + o, src_lo, src_hi);\n";
+      os_ << wholeChunkLoad("origin + o", "src_lo, src_hi");
     } else {
-      if (w_ == 4 || w_ == 8)
-        os_ << "      const unsigned long long pm = (unsigned long long)(packed "
-               "+ (cq - p.lo));\n"
-            << "      if ((pm & 15) != 0 && (pm & " << (w_ - 1) << ") == 0) {\n"
-            << wordChunkLoad(w_, "packed + (cq - p.lo)", "        ")
-            << "      } else {\n"
-            << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
-               "packed_end);\n"
-            << "      }\n";
-      else
-        os_ << "      r = ddtc_load16(packed + (cq - p.lo), packed, "
-               "packed_end);\n";
+      os_ << wholeChunkLoad("packed + (cq - p.lo)", "packed, packed_end");
     }
     os_ << "      rr[u] = r;\n"
         << "      whole[u] = true;\n"
