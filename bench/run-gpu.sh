@@ -121,6 +121,7 @@ if want tests mpi mpi-tests && [ -f "$mpilib" ] && command -v mpirun >/dev/null;
   step mpi-layer-auto timeout 300 "${mpirun_x[@]}" -np 2 "$layer" --cases 300
   step mpi-layer-pipeline timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=pipeline -x DDTC_MPI_FRAGMENT=3000 "$layer" --cases 300
   step mpi-layer-staged timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=staged "$layer" --cases 100
+  step mpi-layer-pipeline-host-stage timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_PROTOCOL=pipeline -x DDTC_MPI_IPC=0 -x DDTC_MPI_HOST_READ=stage -x DDTC_MPI_FRAGMENT=3000 "$layer" --cases 200
   step mpi-layer-wildcard timeout 300 "${mpirun_x[@]}" -np 4     -x DDTC_MPI_PROTOCOL=pipeline "$layer" --suite wildcard
   step mpi-layer-threads timeout 300 "${mpirun_x[@]}" -np 2     -x DDTC_MPI_EAGER_LIMIT=1024 "$layer" --cases 200 --threads 4 --suite p2p
   for ex in "$build"/bin/ddtc-example-mpi-*; do
