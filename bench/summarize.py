@@ -73,6 +73,11 @@ def main():
             "unpack/memcpy": r["unpack_vs_memcpy"],
             "pack/2D3D": r.get("pack_vs_memcpy2d3d"),
             "torch/pack": (t / r["pack_us"]) if t else None,
+            # The most any pack can gain on torch: torch's time over the
+            # copy time of the traffic the layout forces.
+            "torch/traffic limit": (t / r["memcpy_pack_traffic_us"]
+                                    if t and r.get("memcpy_pack_traffic_us")
+                                    else None),
             "host/D2H": r["host_vs_d2h"],
             "traffic_MiB": (r["pack_traffic_bytes"] / 2**20
                             if "pack_traffic_bytes" in r else None),
@@ -110,6 +115,17 @@ def main():
     target_("pack >= 0.95 memcpy, lower n >= 8000",
            ["lower-8000", "lower-16000"], "pack/memcpy", 0.95)
     target_("pack >= 1.2x torch, blocks 4-64 B", small_vec, "torch/pack", 1.2)
+    # Where torch is within 1/1.2 of the memory limit, 1.2x torch would take
+    # a pack faster than the memory allows.
+    beyond = [n for n in small_vec
+              if by[n]["torch/traffic limit"] is not None and
+              by[n]["torch/traffic limit"] < 1.2]
+    if beyond:
+        targets.append(
+            f"NOTE 1.2x torch is beyond the traffic limit for {len(beyond)} of "
+            f"{len(small_vec)}: " + ", ".join(
+                f"{n} (at most {by[n]['torch/traffic limit']:.2f}x)"
+                for n in beyond))
     target_("faster than cudaMemcpy2D/3D everywhere",
            [n for n in by if by[n]["pack/2D3D"]], "pack/2D3D", 1.0)
     target_("into mapped host >= 0.95 pinned D2H, every layout", list(by),
