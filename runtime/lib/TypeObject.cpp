@@ -361,8 +361,7 @@ void rememberKernels(const Datatype &type, const KnownKernels &kernels) {
   Memo &mm = memo();
   std::lock_guard<std::mutex> lock(mm.m);
   auto it = mm.entries.find(hashTree(type));
-  if (it != mm.entries.end() && sameFigures(it->second, type) &&
-      !it->second.kernels.entry)
+  if (it != mm.entries.end() && sameFigures(it->second, type))
     it->second.kernels = kernels;
 }
 
@@ -405,7 +404,7 @@ Status commitType(ddtc_type_s &t) {
   }
   ArchKernels *k = reused ? addKnownKernels(t, known.arch, std::move(reused))
                           : addKernels(t, t.commitArch, mode == JitMode::Sync);
-  if (!known.entry)
+  if (!reused) // none known, or known from before a reset of the cache
     rememberKernels(*t.type, {k->arch, k->entry});
   if (!k->entry->ready()) {
     // Calls will need the generic kernel meanwhile (or instead): prepare its

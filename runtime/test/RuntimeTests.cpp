@@ -357,6 +357,12 @@ DDTC_TEST("memory-cache", memoryCache) {
   CHECK(statsNow().memory_hits == reset.memory_hits);
   CHECK(statsNow().disk_hits == reset.disk_hits + 1);
   ddtc_type_free(&t);
+  // and the memo keeps those for the handles after it.
+  t = makeType(kStridedSpec2);
+  CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
+  CHECK(infoOf(t).origin == DDTC_KERNEL_MEMORY);
+  CHECK(statsNow().memory_hits == reset.memory_hits + 1);
+  ddtc_type_free(&t);
   return kPass;
 }
 
