@@ -231,6 +231,30 @@ TEST(CUDAEmitter, StridedVariants) {
   }
 }
 
+TEST(CUDAEmitter, ShortWordRuns) {
+  // Runs of one or two 4-byte words: their words loaded a chunk at a time,
+  // named in the shape key.
+  for (const char *t : {"vector(10, 1, 3, float)", "vector(10, 2, 3, float)",
+                        "hvector(7, 1, 400, vector(5, 1, 3, float))"}) {
+    KernelPlan p = plan(t);
+    EXPECT_TRUE(shortWordRuns(p)) << t;
+    EXPECT_NE(kernelShapeKey(p).find(".short."), std::string::npos) << t;
+    EXPECT_NE(emitCUDA(p, "k").source.find("(len == 4 || len == 8)"),
+              std::string::npos)
+        << t;
+  }
+  // Longer runs, 8-byte words, a byte path.
+  for (const char *t : {"hvector(10, 16, 68, float)", "vector(10, 1, 3, double)",
+                        "hvector(10, 3, 7, char)"}) {
+    KernelPlan p = plan(t);
+    EXPECT_FALSE(shortWordRuns(p)) << t;
+    EXPECT_EQ(kernelShapeKey(p).find(".short."), std::string::npos) << t;
+    EXPECT_EQ(emitCUDA(p, "k").source.find("(len == 4 || len == 8)"),
+              std::string::npos)
+        << t;
+  }
+}
+
 TEST(TileKernel, ChosenEmittedAndLaunched) {
   const char *expr =
       "contiguous(4096, resized(0, 8, vector(4096, 1, 4096, double)))";

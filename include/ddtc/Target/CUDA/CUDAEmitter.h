@@ -114,6 +114,10 @@ int64_t stridedLaunchChunkBytes(const KernelPlan &plan);
 /// in flight a thread, the kernels' integer work left memory idle between
 /// loads.
 int64_t stridedBatch(const KernelPlan &plan);
+/// Whether a strided plan of width 4 has no run longer than two words (and
+/// no byte path): its gather pack kernel then loads the words of a whole
+/// chunk of such runs of one row together (shape key `.short`).
+bool shortWordRuns(const KernelPlan &plan);
 bool stridedLaunchExtraChunk(const KernelPlan &plan);
 
 /// The CUDA C++ of one plan's kernels.
