@@ -517,7 +517,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
-  int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0;
+  int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
+      shortWordTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -564,6 +565,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
       runAlignedTypes += std::strstr(info.shape, ".gather-runs.") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
+      shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -610,6 +612,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);
+  std::printf("gather packs of runs of one or two 4-byte words served %d "
+              "type(s)\n",
+              shortWordTypes);
   api->cuStreamDestroy(nonBlocking);
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
