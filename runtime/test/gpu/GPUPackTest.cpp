@@ -508,6 +508,13 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        "[double, float, int, char])))",
        2},
       {"hvector(200, 33, 50, char)", 5},
+      // Runs of one or two 4-byte words, a chunk's words loaded together
+      // (rows of 5 words end inside chunks); long runs, two chunks a thread
+      // (an interior of a cube at 8 bytes past 16-byte boundaries).
+      {"vector(3000, 1, 2, float)", 2},
+      {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
+      {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
+      {"subarray([40, 40, 40], [38, 38, 38], [1, 1, 1], C, double)", 2},
   };
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
