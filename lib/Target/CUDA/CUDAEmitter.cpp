@@ -1165,6 +1165,20 @@ int64_t longestRun(const KernelPlan &plan) {
   return longest;
 }
 
+/// The shortest run of the plan's layout (the largest int64_t without runs).
+int64_t shortestRun(const KernelPlan &plan) {
+  int64_t shortest = std::numeric_limits<int64_t>::max();
+  for (const Segment &seg : plan.layout.segments)
+    for (const Run &r : seg.runs)
+      shortest = std::min(shortest, r.length);
+  return shortest;
+}
+
+/// Runs of at most two 4-byte words, and no byte path.
+bool runsOfOneOrTwoWords(const KernelPlan &plan) {
+  return plan.width == 4 && !plan.needsBytePath && longestRun(plan) <= 8;
+}
+
 /// The pack kernel's variant alone (the unpack kernel's depends on it).
 StridedVariant packVariant(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided)
@@ -1179,7 +1193,7 @@ StridedVariant packVariant(const KernelPlan &plan) {
   // an offset, 8 B blocks at an offset 0.42 → 0.60; runs of one 8-byte word
   // lost (8 B blocks 0.67 → 0.65, the cube's z faces 0.90-0.96 →
   // 0.77-0.84), so they stay wide.
-  if (w == 4 && !plan.needsBytePath && longestRun(plan) <= 2 * w)
+  if (runsOfOneOrTwoWords(plan))
     return StridedVariant::Gather;
   return !plan.needsBytePath &&
                  (w == 16 || (w >= 4 && longestRun(plan) <= 2 * w))
@@ -1191,10 +1205,9 @@ int64_t mod16(int64_t x) { return ((x % 16) + 16) % 16; }
 } // namespace
 
 bool shortWordRuns(const KernelPlan &plan) {
+  // The gather pack kernel of such plans (packVariant).
   return plan.family == KernelFamily::Strided && plan.tileDim < 0 &&
-         plan.width == 4 && !plan.needsBytePath &&
-         !plan.layout.segments.empty() && longestRun(plan) <= 8 &&
-         packVariant(plan) == StridedVariant::Gather;
+         !plan.layout.segments.empty() && runsOfOneOrTwoWords(plan);
 }
 
 int64_t stridedUnpackPhase(const KernelPlan &plan) {
@@ -1282,12 +1295,9 @@ int64_t stridedBatch(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
       plan.layout.segments.empty() ||
       stridedVariant(plan, true) != StridedVariant::Gather ||
-      stridedVariant(plan, false) != StridedVariant::Gather)
+      stridedVariant(plan, false) != StridedVariant::Gather ||
+      shortestRun(plan) < kBatchMinRun)
     return 1;
-  for (const Segment &seg : plan.layout.segments)
-    for (const Run &r : seg.runs)
-      if (r.length < kBatchMinRun)
-        return 1;
   return kStridedBatch;
 }
 
