@@ -382,6 +382,40 @@ __device__ __forceinline__ void ddtc_scatter(unsigned char *d,
     n -= w;
   }
 }
+// Store the 16 bytes of r at d: one vector where d is 16-aligned, else two
+// or three accesses of fixed widths and places where d is 4-aligned (blocks
+// at a word offset), else the widest accesses d allows.
+__device__ __forceinline__ void ddtc_store16(unsigned char *d, ulonglong2 r) {
+  const unsigned a = (unsigned)(unsigned long long)d;
+  if ((a & 15) == 0) {
+    *(ulonglong2 *)d = r;
+  } else if ((a & 7) == 0) {
+    *(unsigned long long *)d = r.x;
+    *(unsigned long long *)(d + 8) = r.y;
+  } else if ((a & 3) == 0) {
+    *(unsigned int *)d = (unsigned int)r.x;
+    *(unsigned long long *)(d + 4) = (r.x >> 32) | (r.y << 32);
+    *(unsigned int *)(d + 12) = (unsigned int)(r.y >> 32);
+  } else {
+    ddtc_scatter(d, r, 0, 16);
+  }
+}
+
+// Ask the L2 cache for the sector holding d, ahead of a store that writes
+// only part of it (a run's first or last bytes): the cache then merges the
+// store into a whole sector, where a sector written in part has to be read
+// from memory when it is written back, in the middle of the writes. Done
+// for runs of ddtc_fill_run lengths: shorter ones share their sectors with
+// their neighbours (blocks of a few words), and in longer ones the few
+// partial sectors cost less than the extra bytes a prefetch reads.
+__device__ __forceinline__ bool ddtc_fill_run(long long len) {
+  return len >= 32 && len < 2048;
+}
+__device__ __forceinline__ void ddtc_fill_sector(const unsigned char *d) {
+#ifdef __CUDA_ARCH__
+  asm volatile("prefetch.L2 [%0];" ::"l"(d));
+#endif
+}
 #endif // DDTC_KERNEL_HELPERS
 )";
 
@@ -592,6 +626,16 @@ void Emitter::emitWideKernel(bool pack) {
     os_ << "    // Every whole chunk lies in one run, aligned (the plan proves "
            "it).\n"
         << "    if (aligned && a == q && b == q + " << W << ") {\n";
+  if (!pack)
+    os_ << "      if (ddtc_fill_run(len)) {\n"
+        << "        if (left == len && ((unsigned long long)(origin + o) & 31) "
+           "!= 0)\n"
+        << "          ddtc_fill_sector(origin + o);\n"
+        << "        if (left == " << W
+        << " && ((unsigned long long)(origin + o + " << W
+        << ") & 31) != 0)\n"
+        << "          ddtc_fill_sector(origin + o + " << (w_ - 1) << ");\n"
+        << "      }\n";
   os_ << "      " << copy(pack, T, "o", "q") << ";\n"
       << "      continue;\n"
       << "    }\n"
@@ -662,6 +706,7 @@ void Emitter::emitRunAlignedUnpack() {
       << "      continue;\n"
       << "    const unsigned char *src = packed + (a - p.lo);\n"
       << "    unsigned char *dst = origin + (o + (a - q));\n"
+
       << "    if (b - a == 16) {\n"
       << "      *(ulonglong2 *)dst = ddtc_load16(src, packed, packed_end);\n"
       << "      continue;\n"
@@ -735,19 +780,33 @@ void Emitter::emitStridedKernel(bool pack) {
            ") == 0) {\n" + wordChunkLoad(w_, src, "        ") +
            "      } else {\n        " + load16 + "      }\n";
   };
-  if (K > 1) {
-    os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
-           "are all\n"
-        << "  // issued before any store (" << K << " loads in flight a thread).\n"
-        << "  for (long long g0 = first; g0 < p.chunk_end; g0 += " << K
+  // The unpack kernel always takes this loop (K may be 1): a whole chunk
+  // inside one run is loaded, located and stored without the walk, whose
+  // bookkeeping made these kernels bound by their instructions.
+  const bool batchLoop = K > 1 || !pack;
+  if (batchLoop) {
+    if (K > 1)
+      os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
+             "are all\n"
+          << "  // issued before any store (" << K
+          << " loads in flight a thread).\n";
+    else
+      os_ << "  // A whole chunk inside one run is loaded, located and stored "
+             "at once;\n"
+          << "  // the others are walked run by run.\n";
+    os_ << "  for (long long g0 = first; g0 < p.chunk_end; g0 += " << K
         << " * step) {\n"
         << "    ulonglong2 rr[" << K << "];\n"
-        << "    bool whole[" << K << "];\n"
-        << "    #pragma unroll\n"
+        << "    bool whole[" << K << "];\n";
+    if (!pack)
+      os_ << "    long long oo[" << K << "];\n"
+          << "    bool inrun[" << K << "];\n";
+    os_ << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
         << "      const long long g = g0 + u * step;\n"
         << "      const long long cq = g * 16 - pa;\n"
         << "      whole[u] = false;\n"
+        << (pack ? "" : "      inrun[u] = false;\n")
         << "      rr[u].x = 0;\n"
         << "      rr[u].y = 0;\n"
         << "      if (g >= p.chunk_end || cq < p.lo || cq + 16 > p.hi)\n"
@@ -764,8 +823,19 @@ void Emitter::emitStridedKernel(bool pack) {
       os_ << wholeChunkLoad("packed + (cq - p.lo)", "packed, packed_end");
     }
     os_ << "      rr[u] = r;\n"
-        << "      whole[u] = true;\n"
-        << "    }\n"
+        << "      whole[u] = true;\n";
+    if (!pack)
+      os_ << "      long long left, span, len, st;\n"
+          << "      oo[u] = " << p_ << "_locate(p, cq, left, span, len, st);\n"
+          << "      inrun[u] = left >= 16;\n"
+          << "      if (inrun[u] && ddtc_fill_run(len)) {\n"
+          << "        const unsigned char *d = origin + oo[u];\n"
+          << "        if (left == len && ((unsigned long long)d & 31) != 0)\n"
+          << "          ddtc_fill_sector(d);\n"
+          << "        if (left == 16 && ((unsigned long long)(d + 16) & 31) != 0)\n"
+          << "          ddtc_fill_sector(d + 15);\n"
+          << "      }\n";
+    os_ << "    }\n"
         << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
         << "    const long long g = g0 + u * step;\n"
@@ -774,6 +844,11 @@ void Emitter::emitStridedKernel(bool pack) {
     if (pack)
       os_ << "    if (whole[u]) {\n"
           << "      *(ulonglong2 *)(packed + (g * 16 - pa - p.lo)) = rr[u];\n"
+          << "      continue;\n"
+          << "    }\n";
+    else
+      os_ << "    if (inrun[u]) {\n"
+          << "      ddtc_store16(origin + oo[u], rr[u]);\n"
           << "      continue;\n"
           << "    }\n";
   } else {
@@ -803,26 +878,10 @@ void Emitter::emitStridedKernel(bool pack) {
       << "      ulonglong2 r;\n"
       << "      r.x = 0;\n"
       << "      r.y = 0;\n";
-  if (!pack && K > 1) {
+  if (!pack)
+    // A chunk the batch did not load is cut by lo or hi: its bytes there.
     os_ << "      if (whole[u]) {\n"
         << "        r = rr[u];\n"
-        << "      } else if (f0 == 0 && b == cq + 16) {\n";
-  } else if (!pack && (w_ == 4 || w_ == 8)) {
-    // Chunks aligned in the destination (a uniform phase) sit at the phase
-    // in the packed buffer: at width 4 or 8 a word-aligned whole chunk is
-    // loaded as its words, as the pack loads its source.
-    os_ << "      const unsigned long long pm = (unsigned long long)(packed + "
-           "(cq - p.lo));\n"
-        << "      if (f0 == 0 && b == cq + 16 && (pm & 15) != 0 && (pm & "
-        << (w_ - 1) << ") == 0) {\n"
-        << wordChunkLoad(w_, "packed + (cq - p.lo)", "        ")
-        << "      } else if (f0 == 0 && b == cq + 16) {\n";
-  } else if (!pack) {
-    os_ << "      if (f0 == 0 && b == cq + 16) {\n";
-  }
-  if (!pack)
-    os_ << "        r = ddtc_load16(packed + (cq - p.lo), packed, "
-           "packed_end);\n"
         << "      } else {\n"
         << "        #pragma unroll 1\n"
         << "        for (long long k = a; k < b; ++k) {\n"
@@ -881,6 +940,15 @@ void Emitter::emitStridedKernel(bool pack) {
       << "          }\n"
       << "        }\n"
       << "        const long long n = ddtc_min(left, b - a);\n";
+  if (!pack)
+    os_ << "        if (ddtc_fill_run(len)) {\n"
+        << "          if (left == len && ((unsigned long long)(origin + o) & 31) "
+           "!= 0)\n"
+        << "            ddtc_fill_sector(origin + o);\n"
+        << "          if (n == left && ((unsigned long long)(origin + o + n) & "
+           "31) != 0)\n"
+        << "            ddtc_fill_sector(origin + o + n - 1);\n"
+        << "        }\n";
   // A whole chunk inside one run: one (pack) or up to three (unpack,
   // misaligned origin) accesses, no byte assembly. Pack reads nothing
   // outside the run, [o - (len - left), o + left).
@@ -966,7 +1034,7 @@ void Emitter::emitStridedKernel(bool pack) {
         << "      }\n";
   os_ << "    }\n"
       << "  }\n";
-  if (K > 1)
+  if (batchLoop)
     os_ << "  }\n";
   os_ << "}\n\n";
 }
