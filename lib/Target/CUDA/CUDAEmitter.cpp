@@ -61,6 +61,9 @@ namespace {
 /// (6 blocks of 256 of the 2048 an H100 or H200 SM holds).
 constexpr int64_t kUnitsResidentThreads = 1536;
 
+/// Chunks a lane of a units unpack kernel moves per step (emitUnitsKernel).
+constexpr int kUnitsUnpackBatch = 2;
+
 /// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
 /// value is shifted out of a 16-byte chunk (cudaAccessType's 8-byte type,
 /// uint2, is a vector, which does not shift).
@@ -1070,18 +1073,33 @@ void Emitter::emitUnitsKernel(bool pack) {
     os_ << "    const unsigned char *sa = packed - p.lo;\n"
         << "    unsigned char *da = origin + delta;\n"
         << "    const unsigned char *sa_lo = packed, *sa_hi = sa + p.hi;\n";
+  // The unpack's lanes take two chunks a step, loaded before either is
+  // stored: on an H200 that took lower-8000 from 0.79 to 0.84 of memcpy and
+  // the random hindexed type from 0.69 to 0.74, but cost the packs 2-5%.
+  const int K = pack ? 1 : kUnitsUnpackBatch;
+  const std::string KS = std::to_string(K);
   os_ << "    // Lanes take 16-byte chunks aligned at the destination: one "
          "store each,\n"
       << "    // loads as wide as the source allows; the chunks cut by a or b "
          "store\n"
-      << "    // only their bytes.\n"
+      << "    // only their bytes.";
+  if (K > 1)
+    os_ << " A lane takes " << K << " chunks a warp apart per step, and\n"
+        << "    // loads every whole one before it stores any.";
+  os_ << "\n"
       << "    const long long dm = (long long)((unsigned long long)da & 15);\n"
-      << "    for (long long cq = ((a + dm) & ~15ll) - dm + 16 * lane; cq < "
+      << "    for (long long cq0 = ((a + dm) & ~15ll) - dm + 16 * lane; cq0 < "
          "b;\n"
-      << "         cq += 16 * 32) {\n"
-      << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
-         "b);\n"
-      << "      if (c0 == cq && c1 == cq + 16) {\n";
+      << "         cq0 += " << KS << " * 16 * 32) {\n"
+      << "      ulonglong2 v[" << KS << "];\n"
+      << "      bool full[" << KS << "];\n"
+      << "      #pragma unroll\n"
+      << "      for (int k = 0; k < " << KS << "; ++k) {\n"
+      << "        const long long cq = cq0 + 16 * 32 * k;\n"
+      << "        full[k] = cq >= a && cq + 16 <= b;\n"
+      << "        if (!full[k])\n"
+      << "          continue;\n"
+      << "        ulonglong2 r;\n";
   if (pack && (w_ == 4 || w_ == 8)) {
     // A chunk whose source is word-aligned but not 16-aligned: its words,
     // each inside the chunk, so inside the unit. The same access for every
@@ -1090,15 +1108,26 @@ void Emitter::emitUnitsKernel(bool pack) {
     os_ << "        const unsigned long long sm = (unsigned long long)(sa + "
            "cq);\n"
         << "        if ((sm & 15) != 0 && (sm & " << (w_ - 1) << ") == 0) {\n"
-        << "          ulonglong2 r;\n"
         << wordChunkLoad(w_, "sa + cq", "          ")
-        << "          *(ulonglong2 *)(da + cq) = r;\n"
-        << "          continue;\n"
+        << "        } else {\n"
+        << "          r = ddtc_load16(sa + cq, sa_lo, sa_hi);\n"
         << "        }\n";
+  } else {
+    os_ << "        r = ddtc_load16(sa + cq, sa_lo, sa_hi);\n";
   }
-  os_ << "        *(ulonglong2 *)(da + cq) =\n"
-      << "            ddtc_load16(sa + cq, sa_lo, sa_hi);\n"
-      << "      } else {\n";
+  os_ << "        v[k] = r;\n"
+      << "      }\n"
+      << "      #pragma unroll\n"
+      << "      for (int k = 0; k < " << KS << "; ++k) {\n"
+      << "        const long long cq = cq0 + 16 * 32 * k;\n"
+      << "        if (full[k]) {\n"
+      << "          *(ulonglong2 *)(da + cq) = v[k];\n"
+      << "          continue;\n"
+      << "        }\n"
+      << "        if (cq >= b)\n"
+      << "          continue;\n"
+      << "        const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
+         "b);\n";
   if (w_ == 4 || w_ == 8) {
     // A chunk cut by a or b (a unit's edge, in every iteration of the
     // warp): where its bytes are whole words at word-aligned places on both
