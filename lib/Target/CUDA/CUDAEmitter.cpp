@@ -412,7 +412,7 @@ __device__ __forceinline__ void ddtc_store16(unsigned char *d, ulonglong2 r) {
 // their neighbours (blocks of a few words), and in longer ones the few
 // partial sectors cost less than the extra bytes a prefetch reads.
 __device__ __forceinline__ bool ddtc_fill_run(long long len) {
-  return len >= 32 && len < 2048;
+  return len >= DDTC_FILL_MIN_RUN && len < DDTC_FILL_MAX_RUN;
 }
 __device__ __forceinline__ void ddtc_fill_sector(const unsigned char *d) {
 #ifdef __CUDA_ARCH__
@@ -1196,6 +1196,10 @@ EmittedKernels Emitter::run() {
   os_ << "// Kernel shape " << kernelShapeKey(plan_)
       << ": sizes, strides and offsets\n// come in " << out.paramsName
       << " at launch.\n"
+      << "#ifndef DDTC_FILL_MIN_RUN\n"
+      << "#define DDTC_FILL_MIN_RUN " << kFillMinRun << "\n"
+      << "#define DDTC_FILL_MAX_RUN " << kFillMaxRun << "\n"
+      << "#endif\n"
       << kHelpers << "\n";
   emitParams();
   if (out.takesUnits) {
@@ -1396,6 +1400,17 @@ int64_t stridedBatch(const KernelPlan &plan) {
       shortestRun(plan) < kBatchMinRun)
     return 1;
   return kStridedBatch;
+}
+
+bool unpackFillsSectors(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
+      stridedVariant(plan, false) == StridedVariant::RunAligned)
+    return false;
+  for (const Segment &seg : plan.layout.segments)
+    for (const Run &r : seg.runs)
+      if (r.length >= kFillMinRun && r.length < kFillMaxRun)
+        return true;
+  return false;
 }
 
 bool stridedLaunchExtraChunk(const KernelPlan &plan) {

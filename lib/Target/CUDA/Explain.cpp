@@ -123,8 +123,13 @@ std::string explainKernels(const std::string &name, const Datatype &type,
       os << " (the unpack kernel loops over "
          << runAlignedSlots(plan.layout.segments.front().runs.front().length)
          << " destination vectors per run)";
-    os << "\n"
-       << "  byte path: "
+    os << "\n";
+    if (unpackFillsSectors(plan))
+      os << "  unpack: where a run of " << kFillMinRun << " B to "
+         << kFillMaxRun / 1024
+         << " KiB starts or ends inside a 32-byte sector, the sector is "
+            "prefetched into L2 before the stores\n";
+    os << "  byte path: "
        << (plan.needsBytePath ? "yes (some chunks straddle runs or start "
                                 "unaligned)"
                               : "only at the edges of a partial range")

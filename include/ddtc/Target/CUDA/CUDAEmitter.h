@@ -38,6 +38,14 @@ constexpr int64_t kStridedGroupBytes = 16;
 constexpr int64_t kStridedBatch = 2;
 constexpr int64_t kBatchMinRun = 128;
 
+/// Run lengths, [kFillMinRun, kFillMaxRun) bytes, whose first and last
+/// 32-byte sectors the wide and gather unpack kernels prefetch into L2 before
+/// storing, where the run starts or ends inside the sector (docs/Compiler.md,
+/// "Partial sectors filled ahead"): shorter runs share their sectors with
+/// their neighbours, and in longer ones the prefetch costs more than it saves.
+constexpr int64_t kFillMinRun = 32;
+constexpr int64_t kFillMaxRun = 2048;
+
 /// The two designs of a strided kernel (docs/Compiler.md, "The strided
 /// family").
 enum class StridedVariant {
@@ -119,6 +127,10 @@ int64_t stridedBatch(const KernelPlan &plan);
 /// chunk of such runs of one row together (shape key `.short`).
 bool shortWordRuns(const KernelPlan &plan);
 bool stridedLaunchExtraChunk(const KernelPlan &plan);
+/// Whether the unpack kernel of a plan fills partial sectors ahead for some
+/// of its runs: a strided plan without tiles whose unpack kernel is Wide or
+/// Gather and one of whose runs is kFillMinRun to kFillMaxRun bytes long.
+bool unpackFillsSectors(const KernelPlan &plan);
 
 /// The CUDA C++ of one plan's kernels.
 struct EmittedKernels {
