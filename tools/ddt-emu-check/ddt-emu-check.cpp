@@ -616,7 +616,8 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   }
   double runSeconds = since(t0);
   // Which kernel designs the cases exercised.
-  int64_t tile = 0, strided = 0, runAligned = 0, batched = 0, units = 0;
+  int64_t tile = 0, strided = 0, runAligned = 0, batched = 0, fills = 0,
+          units = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -630,13 +631,16 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++runAligned;
       if (stridedBatch(c.plan) > 1)
         ++batched;
+      if (unpackFillsSectors(c.plan))
+        ++fills;
     }
   }
   std::printf("kernels: %lld strided (%lld run-aligned unpack, %lld batched "
-              "gather), %lld units, %lld tile\n",
+              "gather, %lld unpack filling sectors), %lld units, %lld tile\n",
               static_cast<long long>(strided),
               static_cast<long long>(runAligned),
-              static_cast<long long>(batched), static_cast<long long>(units),
+              static_cast<long long>(batched), static_cast<long long>(fills),
+              static_cast<long long>(units),
               static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);
