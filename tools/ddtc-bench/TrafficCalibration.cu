@@ -45,6 +45,11 @@ struct Pattern {
   int everyK;         // every k-th sector (a power of 2)
   int bytesPerSector; // accessed at the start of each chosen sector
   int accessBytes;    // 16 or 4, per lane
+  // Sparse partial sectors (writes): of the chosen sectors, every
+  // partialEveryK-th (a power of 2) gets only its first partialBytes, as
+  // the edges of runs amid whole sectors; 0 for none.
+  int partialEveryK = 0;
+  int partialBytes = 0;
 };
 
 /// The value of 4-byte word `w` (of the fill, and of what writes store).
@@ -55,11 +60,16 @@ __host__ __device__ unsigned wordValue(long long w) {
   return (unsigned)(x >> 32) | 1u;
 }
 
-/// Whether the pattern (k, bytes per sector) covers 4-byte word `w`.
-__host__ __device__ bool coversWord(long long w, int everyK,
-                                    int bytesPerSector) {
+/// Whether the pattern (k, bytes per sector, sparse partial sectors) covers
+/// 4-byte word `w`.
+__host__ __device__ bool coversWord(long long w, int everyK, int bytesPerSector,
+                                    int partialEveryK, int partialBytes) {
   long long sector = w / (kSector / 4);
-  return sector % everyK == 0 && (w % (kSector / 4)) * 4 < bytesPerSector;
+  if (sector % everyK != 0)
+    return false;
+  const bool partial =
+      partialEveryK > 0 && (sector / everyK) % partialEveryK == 0;
+  return (w % (kSector / 4)) * 4 < (partial ? partialBytes : bytesPerSector);
 }
 
 __device__ unsigned fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
@@ -108,10 +118,15 @@ __global__ void readPattern(const T *buf, long long accesses, int kShift,
 
 template <typename T>
 __global__ void writePattern(T *buf, long long accesses, int kShift,
-                             int perShift) {
+                             int perShift, long long partialMask,
+                             int partialBytes) {
   constexpr long long wordsPerT = sizeof(T) / 4;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
        i < accesses; i += (long long)gridDim.x * blockDim.x) {
+    // Sparse partial sectors: past their first partialBytes, nothing.
+    if (partialMask >= 0 && ((i >> perShift) & partialMask) == 0 &&
+        (i & ((1ll << perShift) - 1)) * (long long)sizeof(T) >= partialBytes)
+      continue;
     long long at = accessIndex<T>(i, kShift, perShift);
     buf[at] = valueAt<T>(at * wordsPerT);
   }
@@ -120,11 +135,14 @@ __global__ void writePattern(T *buf, long long accesses, int kShift,
 /// Counts the words of a written buffer that differ from what the pattern
 /// left there: its values where it wrote, the poison elsewhere.
 __global__ void countWrongWords(const unsigned *p, long long words, int everyK,
-                                int bytesPerSector, unsigned long long *wrong) {
+                                int bytesPerSector, int partialEveryK,
+                                int partialBytes, unsigned long long *wrong) {
   for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
        w < words; w += (long long)gridDim.x * blockDim.x) {
     unsigned want =
-        coversWord(w, everyK, bytesPerSector) ? wordValue(w) : kPoisonWord;
+        coversWord(w, everyK, bytesPerSector, partialEveryK, partialBytes)
+            ? wordValue(w)
+            : kPoisonWord;
     if (p[w] != want)
       atomicAdd(wrong, 1ull);
   }
@@ -166,6 +184,9 @@ Measured measure(const Pattern &p, unsigned char *buf, long long bytes,
   const long long accesses = sectors * perSector;
   const int kShift = log2Exact(p.everyK), perShift = log2Exact(perSector);
   m.usefulBytes = sectors * p.bytesPerSector;
+  if (p.partialEveryK > 0)
+    m.usefulBytes -=
+        sectors / p.partialEveryK * (p.bytesPerSector - p.partialBytes);
   m.sectorBytes = sectors * kSector;
   const long long words = bytes / 4;
   if (p.target == Target::DeviceRead) {
@@ -195,8 +216,10 @@ Measured measure(const Pattern &p, unsigned char *buf, long long bytes,
     return m;
   }
   const int grid = fullGrid(writePattern<T>);
+  const long long partialMask = p.partialEveryK > 0 ? p.partialEveryK - 1 : -1;
   auto run = [&] {
-    writePattern<T><<<grid, 256>>>((T *)buf, accesses, kShift, perShift);
+    writePattern<T><<<grid, 256>>>((T *)buf, accesses, kShift, perShift,
+                                   partialMask, p.partialBytes);
   };
   if (p.target == Target::DeviceWrite) {
     CHECK_CUDA(cudaMemset(buf, 0xA5, bytes));
@@ -211,7 +234,8 @@ Measured measure(const Pattern &p, unsigned char *buf, long long bytes,
     CHECK_CUDA(cudaMalloc(&wrong, sizeof *wrong));
     CHECK_CUDA(cudaMemset(wrong, 0, sizeof *wrong));
     countWrongWords<<<1024, 256>>>((const unsigned *)buf, words, p.everyK,
-                                   p.bytesPerSector, wrong);
+                                   p.bytesPerSector, p.partialEveryK,
+                                   p.partialBytes, wrong);
     CHECK_CUDA(cudaMemcpy(&count, wrong, sizeof count, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaFree(wrong));
     m.ok = count == 0;
@@ -220,8 +244,10 @@ Measured measure(const Pattern &p, unsigned char *buf, long long bytes,
     m.ok = true;
     for (long long w = 0; w < words && m.ok; ++w)
       m.ok =
-          host[w] == (coversWord(w, p.everyK, p.bytesPerSector) ? wordValue(w)
-                                                                : kPoisonWord);
+          host[w] == (coversWord(w, p.everyK, p.bytesPerSector,
+                                 p.partialEveryK, p.partialBytes)
+                          ? wordValue(w)
+                          : kPoisonWord);
   }
   m.us = timeUs(run, reps);
   return m;
@@ -245,6 +271,11 @@ const std::vector<Pattern> &patterns() {
       {"write 16 B of every sector", Target::DeviceWrite, 1, 16, 16},
       {"write 4 B of every sector", Target::DeviceWrite, 1, 4, 4},
       {"write 4 B of every 4th", Target::DeviceWrite, 4, 4, 4},
+      // Whole sectors with one in 8 or 32 written 16 bytes in part, as the
+      // edges of runs of a few hundred bytes: what one partial sector costs
+      // amid whole ones (reported, not used by the traffic model).
+      {"write all, 1 in 8 half", Target::DeviceWrite, 1, 32, 16, 8, 16},
+      {"write all, 1 in 32 half", Target::DeviceWrite, 1, 32, 16, 32, 16},
       {"write every sector", Target::HostWrite, 1, 32, 16},
       {"write every sector, 4 B", Target::HostWrite, 1, 32, 4},
       {"write every 2nd sector", Target::HostWrite, 2, 32, 16},
@@ -274,6 +305,8 @@ std::string json(const std::string &device, double memcpyTrafficGBps,
        << "\", \"every_k\": " << m.pattern.everyK
        << ", \"bytes_per_sector\": " << m.pattern.bytesPerSector
        << ", \"access_bytes\": " << m.pattern.accessBytes
+       << ", \"partial_every_k\": " << m.pattern.partialEveryK
+       << ", \"partial_bytes\": " << m.pattern.partialBytes
        << ", \"useful_bytes\": " << m.usefulBytes
        << ", \"sector_bytes\": " << m.sectorBytes << ", \"us\": " << m.us
        << ", \"useful_GBps\": " << m.usefulBytes / m.us / 1e3
@@ -355,6 +388,14 @@ int runTrafficCalibration(const std::string &outPath, int reps,
     std::fflush(stdout);
     ms.push_back(m);
   }
+  // One partial sector amid whole ones: the pattern's time over the base's,
+  // spread over its partial sectors (1 in k of them), in whole sectors.
+  for (size_t i = 0; i < ms.size(); ++i)
+    if (ms[i].pattern.partialEveryK > 0 && vsBase[i] > 0)
+      std::printf("%s: a sector written %d bytes in part amid whole ones "
+                  "costs %.2f whole sector writes\n",
+                  ms[i].pattern.name, ms[i].pattern.partialBytes,
+                  1 + ms[i].pattern.partialEveryK * (1 / vsBase[i] - 1));
   CHECK_CUDA(cudaFree(dev));
   CHECK_CUDA(cudaFreeHost(host));
   std::ofstream(outPath) << json(prop.name, memcpyTrafficGBps, d2hGBps,

@@ -315,6 +315,10 @@ std::vector<Pattern> readPatterns(const Json &list) {
       const Json *v = p.get(key);
       return v && v->kind == Json::Number ? v : nullptr;
     };
+    // Sparse partial sectors amid whole ones are reported only: their
+    // every_k and bytes_per_sector are those of the whole-sector base.
+    if (whole("partial_every_k") > 0)
+      continue;
     q.name = text("name");
     q.target = text("target");
     q.everyK = whole("every_k");

@@ -219,6 +219,7 @@ struct FakePattern {
   double vsBase;
   std::string check = "passed";
   double vsModel = 1.0;
+  int partialEveryK = 0;
 };
 
 /// A calibration file of the shape ddtc-bench --calibrate-traffic writes.
@@ -230,6 +231,7 @@ std::string calibrationJson(const std::vector<FakePattern> &ps) {
     os << "  {\"name\": \"pattern " << i << "\", \"target\": \"" << ps[i].target
        << "\", \"every_k\": " << ps[i].everyK
        << ", \"bytes_per_sector\": " << ps[i].bytesPerSector
+       << ", \"partial_every_k\": " << ps[i].partialEveryK
        << ", \"us\": 1e2, \"vs_base\": " << ps[i].vsBase
        << ", \"vs_model\": " << ps[i].vsModel << ", \"check\": \""
        << ps[i].check << "\"}" << (i + 1 < ps.size() ? "," : "") << "\n";
@@ -288,6 +290,15 @@ TEST(TrafficCalibration, PartialWriteCostIsTheInverseOfItsRate) {
   CalibratedTraffic c = derive(ps);
   EXPECT_NEAR(c.params.partialWriteCost, 1 / 0.45, 1e-9);
   EXPECT_TRUE(c.partialWriteCostDerived);
+  EXPECT_EQ(c.params.readGranule, 64);
+  // Sparse partial sectors amid whole ones are reported, not used: first
+  // in the list, with the shape of the patterns the cost is taken from.
+  std::vector<FakePattern> sparse = {
+      {"device write", 1, 4, 0.1, "passed", 1.0, 8},
+      {"device read", 1, 32, 0.01, "passed", 1.0, 8}};
+  sparse.insert(sparse.end(), ps.begin(), ps.end());
+  c = derive(sparse);
+  EXPECT_NEAR(c.params.partialWriteCost, 1 / 0.45, 1e-9);
   EXPECT_EQ(c.params.readGranule, 64);
   // A rate above the full one is noise: the cost stays a full sector.
   ps = reads({{2, 1.0}, {4, 0.5}});
