@@ -419,6 +419,19 @@ __device__ __forceinline__ void ddtc_fill_sector(const unsigned char *d) {
   asm volatile("prefetch.L2 [%0];" ::"l"(d));
 #endif
 }
+// The n bytes at d, `left` bytes before the end of their run of len bytes,
+// about to be stored: fill the run's first sector if they start the run
+// there, and its last if they end it, where those sectors are partial.
+__device__ __forceinline__ void ddtc_fill_edges(const unsigned char *d,
+                                                long long n, long long left,
+                                                long long len) {
+  if (!ddtc_fill_run(len))
+    return;
+  if (left == len && ((unsigned long long)d & 31) != 0)
+    ddtc_fill_sector(d);
+  if (n == left && ((unsigned long long)(d + n) & 31) != 0)
+    ddtc_fill_sector(d + n - 1);
+}
 #endif // DDTC_KERNEL_HELPERS
 )";
 
@@ -630,15 +643,7 @@ void Emitter::emitWideKernel(bool pack) {
            "it).\n"
         << "    if (aligned && a == q && b == q + " << W << ") {\n";
   if (!pack)
-    os_ << "      if (ddtc_fill_run(len)) {\n"
-        << "        if (left == len && ((unsigned long long)(origin + o) & 31) "
-           "!= 0)\n"
-        << "          ddtc_fill_sector(origin + o);\n"
-        << "        if (left == " << W
-        << " && ((unsigned long long)(origin + o + " << W
-        << ") & 31) != 0)\n"
-        << "          ddtc_fill_sector(origin + o + " << (w_ - 1) << ");\n"
-        << "      }\n";
+    os_ << "      ddtc_fill_edges(origin + o, " << W << ", left, len);\n";
   os_ << "      " << copy(pack, T, "o", "q") << ";\n"
       << "      continue;\n"
       << "    }\n"
@@ -831,13 +836,8 @@ void Emitter::emitStridedKernel(bool pack) {
       os_ << "      long long left, span, len, st;\n"
           << "      oo[u] = " << p_ << "_locate(p, cq, left, span, len, st);\n"
           << "      inrun[u] = left >= 16;\n"
-          << "      if (inrun[u] && ddtc_fill_run(len)) {\n"
-          << "        const unsigned char *d = origin + oo[u];\n"
-          << "        if (left == len && ((unsigned long long)d & 31) != 0)\n"
-          << "          ddtc_fill_sector(d);\n"
-          << "        if (left == 16 && ((unsigned long long)(d + 16) & 31) != 0)\n"
-          << "          ddtc_fill_sector(d + 15);\n"
-          << "      }\n";
+          << "      if (inrun[u])\n"
+          << "        ddtc_fill_edges(origin + oo[u], 16, left, len);\n";
     os_ << "    }\n"
         << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
@@ -944,14 +944,7 @@ void Emitter::emitStridedKernel(bool pack) {
       << "        }\n"
       << "        const long long n = ddtc_min(left, b - a);\n";
   if (!pack)
-    os_ << "        if (ddtc_fill_run(len)) {\n"
-        << "          if (left == len && ((unsigned long long)(origin + o) & 31) "
-           "!= 0)\n"
-        << "            ddtc_fill_sector(origin + o);\n"
-        << "          if (n == left && ((unsigned long long)(origin + o + n) & "
-           "31) != 0)\n"
-        << "            ddtc_fill_sector(origin + o + n - 1);\n"
-        << "        }\n";
+    os_ << "        ddtc_fill_edges(origin + o, n, left, len);\n";
   // A whole chunk inside one run: one (pack) or up to three (unpack,
   // misaligned origin) accesses, no byte assembly. Pack reads nothing
   // outside the run, [o - (len - left), o + left).
