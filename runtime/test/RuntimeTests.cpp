@@ -40,7 +40,7 @@ namespace {
 
 const char *kStridedSpec = "col = vector(3, 2, 5, double)\n";
 /// Another layout of the same kernel shape as kStridedSpec.
-const char *kStridedSpec2 = "wide = vector(9, 2, 3, double)\n";
+const char *kStridedSpec2 = "wide = vector(9, 2, 7, double)\n";
 const char *kUnitsSpec = "ragged = indexed([1, 2, 3], [0, 5, 11], double)\n";
 
 /// The .ddtck entries in `dir`.

@@ -166,12 +166,14 @@ TEST(CUDAEmitter, StridedVariants) {
     int64_t batch = 1;     // chunks a thread (stridedBatch)
   };
   const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather,
-                       R = StridedVariant::RunAligned;
+                       R = StridedVariant::RunAligned,
+                       Win = StridedVariant::Window;
   const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
   const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
   const char *gather = "*(ulonglong2 *)(packed + (cq - p.lo)) = r";
   const char *batchedGather =
       "*(ulonglong2 *)(packed + (g * 16 - pa - p.lo)) = rr[u]";
+  const char *window = "*(ulonglong2 *)(packed + (q0 - p.lo)) = r;";
   for (const Case &c : std::vector<Case>{
            // Width 16: wide both ways.
            {"vector(10, 2, 4, double)", W, W, wide16},
@@ -183,24 +185,38 @@ TEST(CUDAEmitter, StridedVariants) {
            {"vector(10, 1, 3, float)", G, W, gather},
            // Narrow width, runs shorter than kWideUnpackMaxRun: gather
            // pack, wide unpack; from it on gather unpack.
-           {"hvector(10, 8, 36, float)", G, W, gather},
-           {"hvector(10, 14, 68, float)", G, W, gather},
-           {"hvector(10, 16, 68, float)", G, G, gather},
+           {"hvector(10, 8, 72, float)", G, W, gather},
+           {"hvector(10, 14, 100, float)", G, W, gather},
+           {"hvector(10, 16, 100, float)", G, G, gather},
            // Narrow width, long runs whose place modulo 16 drifts: gather
            // pack; gather unpack for runs of words, however long;
            // run-aligned unpack for byte-wide runs of 32 bytes or more.
            // Gather both ways with runs of kBatchMinRun bytes or more: two
            // chunks a thread.
-           {"vector(10, 40, 41, double)", G, G, batchedGather, 2},
+           {"vector(10, 40, 45, double)", G, G, batchedGather, 2},
            {"vector(10, 512, 513, double)", G, G, batchedGather, 2},
-           {"vector(10, 15, 17, double)", G, G, gather},
-           {"hvector(10, 41, 48, char)", G, R, gather},
-           {"hvector(10, 201, 208, char)", G, R, gather},
+           {"vector(10, 15, 20, double)", G, G, gather},
+           {"hvector(10, 201, 240, char)", G, R, gather},
            // Byte path, long runs: gather both ways, two chunks a thread.
-           {"hvector(10, 201, 213, char)", G, G, batchedGather, 2},
+           {"hvector(10, 201, 245, char)", G, G, batchedGather, 2},
            // The same with a uniform phase: gather both ways.
-           {"hindexed([1], [4], vector(10, 40, 42, double))", G, G,
+           {"hindexed([1], [4], vector(10, 40, 44, double))", G, G,
             batchedGather, 2},
+           // Dense records (runs of 16 to 512 bytes, gaps below 32 bytes
+           // and half a run): the window pack, four chunks a thread; the
+           // unpack as without it (run-aligned for byte-wide runs, gather
+           // for runs of words, wide for short ones).
+           {"hvector(10, 41, 48, char)", Win, R, window, 4},
+           {"hvector(10, 201, 208, char)", Win, R, window, 4},
+           {"vector(10, 15, 16, double)", Win, G, window, 4},
+           // ... but runs of 8-byte words of 128 bytes or more: the
+           // batched gather pack.
+           {"vector(10, 40, 41, double)", G, G, batchedGather, 2},
+           {"hvector(10, 5, 24, float)", Win, W, window, 4},
+           // Gaps of a sector or more than half a run, runs over 512
+           // bytes: no window.
+           {"hvector(10, 41, 80, char)", G, R, gather},
+           {"hvector(10, 41, 62, char)", G, R, gather},
            // Drifting but short runs: gather both ways.
            {"hvector(10, 31, 48, char)", G, G, gather},
            // Byte path or width 1: gather both ways.
@@ -217,7 +233,7 @@ TEST(CUDAEmitter, StridedVariants) {
     const int64_t bytes = c.pack == W ? p.width : 16;
     EXPECT_EQ(stridedLaunchChunkBytes(p), bytes) << c.type;
     const int64_t chunks =
-        (2 * p.layout.size + bytes - 1) / bytes + (c.pack == G ? 1 : 0);
+        (2 * p.layout.size + bytes - 1) / bytes + (c.pack != W ? 1 : 0);
     std::vector<ParamMember> members = describeParams(p);
     for (size_t i = 0; i < members.size(); ++i) {
       // Braces: EXPECT_EQ expands to an if/else of its own.

@@ -616,8 +616,8 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   }
   double runSeconds = since(t0);
   // Which kernel designs the cases exercised.
-  int64_t tile = 0, strided = 0, runAligned = 0, batched = 0, fills = 0,
-          units = 0;
+  int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
+          fills = 0, units = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -627,17 +627,21 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
       ++tile;
     } else {
       ++strided;
+      if (stridedVariant(c.plan, true) == StridedVariant::Window)
+        ++window;
       if (stridedVariant(c.plan, false) == StridedVariant::RunAligned)
         ++runAligned;
-      if (stridedBatch(c.plan) > 1)
+      if (stridedBatch(c.plan) > 1 &&
+          stridedVariant(c.plan, true) == StridedVariant::Gather)
         ++batched;
       if (unpackFillsSectors(c.plan))
         ++fills;
     }
   }
-  std::printf("kernels: %lld strided (%lld run-aligned unpack, %lld batched "
-              "gather, %lld unpack filling sectors), %lld units, %lld tile\n",
-              static_cast<long long>(strided),
+  std::printf("kernels: %lld strided (%lld window pack, %lld run-aligned unpack, "
+              "%lld batched gather, %lld unpack filling sectors), %lld units, "
+              "%lld tile\n",
+              static_cast<long long>(strided), static_cast<long long>(window),
               static_cast<long long>(runAligned),
               static_cast<long long>(batched), static_cast<long long>(fills),
               static_cast<long long>(units),

@@ -100,6 +100,9 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     auto variant = [&](bool pack) {
       if (stridedVariant(plan, pack) == StridedVariant::Wide)
         return "wide (one width-byte access per chunk)";
+      if (stridedVariant(plan, pack) == StridedVariant::Window)
+        return "window (a block reads the runs of its 16-byte chunks, gaps "
+               "included, into a shared window with aligned 16-byte loads)";
       if (stridedVariant(plan, pack) == StridedVariant::RunAligned)
         return "run-aligned (one 16-byte destination vector of one run per "
                "thread, aligned in the destination)";
@@ -110,7 +113,13 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     };
     os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
        << "\n";
-    if (const int64_t k = stridedBatch(plan); k > 1)
+    if (stridedVariant(plan, true) == StridedVariant::Window)
+      os << "  threads: one per " << stridedBatch(plan) << " chunks of "
+         << stridedLaunchChunkBytes(plan) << " bytes of the packed stream, "
+         << plan.threadsPerBlock << " per block, a pack block taking "
+         << stridedBatch(plan) << " x " << plan.threadsPerBlock
+         << " consecutive chunks through its window";
+    else if (const int64_t k = stridedBatch(plan); k > 1)
       os << "  threads: one per " << k << " chunks of "
          << stridedLaunchChunkBytes(plan)
          << " bytes of the packed stream, a launch apart, loaded together, "

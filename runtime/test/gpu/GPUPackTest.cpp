@@ -516,6 +516,15 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       // Runs of one or two 4-byte words, a chunk's words loaded together
       // (rows of 5 words end inside chunks); long runs, two chunks a thread
       // (an interior of a cube at 8 bytes past 16-byte boundaries).
+      // Dense records packed through a shared window: one struct per
+      // instance, runs of 44 bytes of words at an offset, and rows of 40900
+      // packed bytes whose ends some blocks' chunks cross (those skip the
+      // window).
+      {"resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, 40], [double, "
+       "float, int, char]))",
+       3000},
+      {"hindexed([1], [4], hvector(2000, 44, 48, char))", 2},
+      {"hvector(3, 1, 45000, hvector(100, 409, 420, char))", 2},
       {"vector(3000, 1, 2, float)", 2},
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
@@ -530,7 +539,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
 
   double firstCallMs = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
-      shortWordTypes = 0;
+      shortWordTypes = 0, windowTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -576,6 +585,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
       runAlignedTypes += std::strstr(info.shape, ".gather-runs.") != nullptr;
+      windowTypes += std::strstr(info.shape, ".window") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
       if (i < 11)
@@ -621,6 +631,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s)\n",
               runAlignedTypes);
+  std::printf("window packs (dense records) served %d type(s)\n",
+              windowTypes);
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);

@@ -62,10 +62,14 @@ enum class StridedVariant {
   /// shift). For runs whose place modulo 16 varies from run to run, where a
   /// Gather chunk would be stored in up to three narrow pieces.
   RunAligned,
+  /// Pack only, of dense records (isWindowPlan, WindowKernel.h): a block
+  /// reads the records' side of its 16-byte chunks into a shared window
+  /// with aligned 16-byte loads.
+  Window,
 };
 
 /// The name of a variant in banners and messages: "wide", "gather",
-/// "run-aligned".
+/// "run-aligned", "window".
 const char *getStridedVariantName(StridedVariant variant);
 
 /// The shortest run for which the unpack kernel of a width-1 plan is
@@ -84,7 +88,10 @@ constexpr int64_t kWideUnpackMaxRun = 64;
 int64_t runAlignedSlots(int64_t runLength);
 
 /// The variant of the pack (`pack`) or unpack kernel of a strided plan
-/// (Gather for the units family, whose kernels have only one design). Wide
+/// (Gather for the units family, whose kernels have only one design). Window
+/// for pack when isWindowPlan (dense records, WindowKernel.h); the unpack
+/// kernel's variant is then chosen as if the pack's were what it would be
+/// without windows. Otherwise Wide
 /// for pack when the plan needs no byte path and either its width is 16 or
 /// its width is at least 4 and no run is longer than two accesses; Wide for
 /// unpack unless the plan needs a byte path, its width is below 4, its
