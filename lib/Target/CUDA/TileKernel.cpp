@@ -109,8 +109,7 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
   // pb + a * pkA + b * L. Phase 1 reads the source with lanes along the
   // side consecutive in it, phase 2 writes the destination likewise.
   auto elem = [&](const char *a, const char *b, bool clip) {
-    os << "      const long long a = a0 + " << a << ", b = b0 + " << b
-       << ";\n"
+    os << "      const long long a = a0 + " << a << ", b = b0 + " << b << ";\n"
        << "      if (a >= p.n" << A << " || b >= p.n" << B << ")\n"
        << "        continue;\n"
        << "      const long long k = pb + a * p.pk" << A << " + b * " << L
@@ -143,8 +142,8 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
     os << "    #pragma unroll 1\n"
        << "    for (int i = (int)threadIdx.x; i < " << E << " * " << G
        << "; i += (int)blockDim.x) {\n"
-       << "      const int y = i / " << G << ", xg = (i % " << G << ") * "
-       << VS << ";\n";
+       << "      const int y = i / " << G << ", xg = (i % " << G << ") * " << VS
+       << ";\n";
   };
   // The group of V elements from (a, b) along a (alongA) or b, as one
   // 16-byte access at `ptr` when `whole`: defines a, b, k and opens the
@@ -164,10 +163,10 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
                   : "a < p.n" + A + " && b + " + VS + " <= p.n" + B)
        << " &&\n"
        << "            "
-       << (inRange ? "k >= p.lo && k + (" + VS + " - 1) * " + step + " + " +
-                         L + " <= p.hi"
-                   : "k + " + L + " > p.lo && k + (" + VS + " - 1) * " +
-                         step + " < p.hi")
+       << (inRange ? "k >= p.lo && k + (" + VS + " - 1) * " + step + " + " + L +
+                         " <= p.hi"
+                   : "k + " + L + " > p.lo && k + (" + VS + " - 1) * " + step +
+                         " < p.hi")
        << " && (at & 15) == 0) {\n";
   };
   auto closeGroup = [&]() {
@@ -189,23 +188,39 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
   };
   auto join = [&](const std::string &r, const std::string &e, int64_t v) {
     const int64_t at = v * g.elem;
-    return r + (at < 8 ? ".x" : ".y") + " |= (unsigned long long)*(const " +
-           I + " *)&" + e + " << " +
-           std::to_string(8 * (at < 8 ? at : at - 8)) + ";\n";
+    return r + (at < 8 ? ".x" : ".y") + " |= (unsigned long long)*(const " + I +
+           " *)&" + e + " << " + std::to_string(8 * (at < 8 ? at : at - 8)) +
+           ";\n";
   };
+  // A whole group read from global memory into row y of the shared array,
+  // or written from its column y.
+  auto readGroup = [&](bool alongA, bool inRange, const std::string &ptr) {
+    group(alongA, inRange, ptr);
+    os << "          const ulonglong2 vv = *(const ulonglong2 *)at;\n";
+    for (int64_t v = 0; v < V; ++v)
+      os << "          "
+         << spread("vv", "tile[y][xg + " + std::to_string(v) + "]", v);
+    closeGroup();
+  };
+  auto writeGroup = [&](bool alongA, const std::string &ptr) {
+    group(alongA, true, ptr);
+    os << "          ulonglong2 vv;\n"
+       << "          vv.x = 0;\n"
+       << "          vv.y = 0;\n";
+    for (int64_t v = 0; v < V; ++v)
+      os << "          "
+         << join("vv", "tile[xg + " + std::to_string(v) + "][y]", v);
+    os << "          *(ulonglong2 *)at = vv;\n";
+    closeGroup();
+  };
+  const std::string originAt =
+      "origin + (ob + a * p.st" + A + " + b * p.st" + B + ")";
   // Phase 1.
   open();
   if (pack) {
     // Lanes along a; tile[b - b0][a - a0].
-    if (vec) {
-      group(true, false,
-            "origin + (ob + a * p.st" + A + " + b * p.st" + B + ")");
-      os << "          const ulonglong2 vv = *(const ulonglong2 *)at;\n";
-      for (int64_t v = 0; v < V; ++v)
-        os << "          "
-           << spread("vv", "tile[y][xg + " + std::to_string(v) + "]", v);
-      closeGroup();
-    }
+    if (vec)
+      readGroup(true, false, originAt);
     elem("x", "y", false);
     os << "      const unsigned char *s = origin + (ob + a * p.st" << A
        << " + b * p.st" << B << ");\n"
@@ -222,14 +237,8 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
        << "      }\n";
   } else {
     // Lanes along b; tile[a - a0][b - b0]. Only packed bytes of [lo, hi).
-    if (vec) {
-      group(false, true, "packed + (k - p.lo)");
-      os << "          const ulonglong2 vv = *(const ulonglong2 *)at;\n";
-      for (int64_t v = 0; v < V; ++v)
-        os << "          "
-           << spread("vv", "tile[y][xg + " + std::to_string(v) + "]", v);
-      closeGroup();
-    }
+    if (vec)
+      readGroup(false, true, "packed + (k - p.lo)");
     elem("y", "x", true);
     os << "      " << T << " *e = &tile[y][x * " << NW << "];\n"
        << "      if (whole) {\n"
@@ -250,17 +259,8 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
   open();
   if (pack) {
     // Lanes along b: consecutive packed elements.
-    if (vec) {
-      group(false, true, "packed + (k - p.lo)");
-      os << "          ulonglong2 vv;\n"
-         << "          vv.x = 0;\n"
-         << "          vv.y = 0;\n";
-      for (int64_t v = 0; v < V; ++v)
-        os << "          "
-           << join("vv", "tile[xg + " + std::to_string(v) + "][y]", v);
-      os << "          *(ulonglong2 *)at = vv;\n";
-      closeGroup();
-    }
+    if (vec)
+      writeGroup(false, "packed + (k - p.lo)");
     elem("y", "x", true);
     os << "      const " << T << " *e = &tile[x][y * " << NW << "];\n"
        << "      if (whole) {\n"
@@ -274,18 +274,8 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
        << "      }\n";
   } else {
     // Lanes along a: elements close in the origin.
-    if (vec) {
-      group(true, true,
-            "origin + (ob + a * p.st" + A + " + b * p.st" + B + ")");
-      os << "          ulonglong2 vv;\n"
-         << "          vv.x = 0;\n"
-         << "          vv.y = 0;\n";
-      for (int64_t v = 0; v < V; ++v)
-        os << "          "
-           << join("vv", "tile[xg + " + std::to_string(v) + "][y]", v);
-      os << "          *(ulonglong2 *)at = vv;\n";
-      closeGroup();
-    }
+    if (vec)
+      writeGroup(true, originAt);
     elem("x", "y", true);
     os << "      unsigned char *d = origin + (ob + a * p.st" << A
        << " + b * p.st" << B << ");\n"
