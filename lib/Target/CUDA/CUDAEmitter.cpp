@@ -349,7 +349,10 @@ __device__ __forceinline__ void ddtc_gather(ulonglong2 &r, unsigned f,
   r.y |= t.y;
 }
 // Store bytes [f, f + n) of r (f + n <= 16) at d with the widest accesses
-// that d's alignment allows; no other byte is written.
+// that d's alignment allows; no other byte is written. A fixed sequence of
+// predicated stores (1, 2 and 4 bytes up to 8-byte alignment, up to two
+// 8-byte words, then 4, 2 and 1 bytes), each moving t on by a constant:
+// lanes do not diverge in a loop of variable shifts.
 __device__ __forceinline__ void ddtc_scatter(unsigned char *d,
                                              ulonglong2 r, unsigned f,
                                              unsigned n) {
@@ -364,27 +367,57 @@ __device__ __forceinline__ void ddtc_scatter(unsigned char *d,
     *(ulonglong2 *)d = t;
     return;
   }
-  #pragma unroll 1
-  while (n > 0) {
-    unsigned w;
-    if (n >= 8 && (a & 7) == 0) {
-      *(unsigned long long *)d = t.x;
-      w = 8;
-    } else if (n >= 4 && (a & 3) == 0) {
-      *(unsigned int *)d = (unsigned int)t.x;
-      w = 4;
-    } else if (n >= 2 && (a & 1) == 0) {
-      *(unsigned short *)d = (unsigned short)t.x;
-      w = 2;
-    } else {
-      *d = (unsigned char)t.x;
-      w = 1;
-    }
-    t = ddtc_shr(t, z, w);
-    a += w;
-    d += w;
-    n -= w;
+  if ((a & 1) != 0 && n >= 1) {
+    *d = (unsigned char)t.x;
+    t.x = (t.x >> 8) | (t.y << 56);
+    t.y >>= 8;
+    d += 1;
+    a += 1;
+    n -= 1;
   }
+  if ((a & 2) != 0 && n >= 2) {
+    *(unsigned short *)d = (unsigned short)t.x;
+    t.x = (t.x >> 16) | (t.y << 48);
+    t.y >>= 16;
+    d += 2;
+    a += 2;
+    n -= 2;
+  }
+  if ((a & 4) != 0 && n >= 4) {
+    *(unsigned int *)d = (unsigned int)t.x;
+    t.x = (t.x >> 32) | (t.y << 32);
+    t.y >>= 32;
+    d += 4;
+    n -= 4;
+  }
+  // d is 8-aligned here unless fewer bytes than the step skipped are left.
+  if (n >= 8) {
+    *(unsigned long long *)d = t.x;
+    t.x = t.y;
+    t.y = 0;
+    d += 8;
+    n -= 8;
+  }
+  if (n >= 8) {
+    *(unsigned long long *)d = t.x;
+    t.x = 0;
+    d += 8;
+    n -= 8;
+  }
+  if (n >= 4) {
+    *(unsigned int *)d = (unsigned int)t.x;
+    t.x >>= 32;
+    d += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    *(unsigned short *)d = (unsigned short)t.x;
+    t.x >>= 16;
+    d += 2;
+    n -= 2;
+  }
+  if (n >= 1)
+    *d = (unsigned char)t.x;
 }
 // Store the 16 bytes of r at d: one vector where d is 16-aligned, else two
 // or three accesses of fixed widths and places where d is 4-aligned (blocks
