@@ -1050,9 +1050,9 @@ void Emitter::emitStridedKernel(bool pack) {
     if (w_ >= 2 && w_ < 16) {
       // A piece of whole words at a word-aligned place (at this width
       // every piece is, unless lo, hi or the buffers cut words): one
-      // predicated store per word of the chunk instead of the divergent
-      // loop of ddtc_scatter, whose variable shifts made these kernels
-      // bound by integer work.
+      // predicated store per word of the chunk instead of ddtc_scatter
+      // (then a divergent loop of variable shifts, which made these
+      // kernels bound by integer work).
       const std::string W = std::to_string(w_);
       const char *T = wordType(w_);
       os_ << "        } else if (((f | (unsigned)n | (unsigned)(unsigned long "
