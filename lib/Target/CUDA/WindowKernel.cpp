@@ -14,14 +14,14 @@
 // The same design for the unpack (a window of packed chunks, then the
 // runs' aligned destination vectors stored with masks) was slower than the
 // Gather and RunAligned unpack kernels on an H200 for every record tried
-// (docs/Performance.md, "Window kernels"), so unpacking keeps those.
+// but one (docs/Performance.md, "H200, 2026-11-24: the window pack for
+// records"), so unpacking keeps those.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
-#include <algorithm>
 #include <cassert>
 
 namespace ddtc {
