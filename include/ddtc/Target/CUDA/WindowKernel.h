@@ -55,10 +55,9 @@ int64_t getWindowRunStride(const KernelPlan &plan);
 
 /// The 16-byte vectors of a block's shared window (one block of
 /// plan.threadsPerBlock threads, kWindowChunks 16-byte chunks each), edges
-/// included. A
-/// block whose window would be larger (a launch with larger blocks, or a
-/// layout of the same shape with wider gaps) moves its chunks straight
-/// from global memory.
+/// included. A block whose window would be larger (a launch with larger
+/// blocks, or a layout of the same shape with wider gaps) moves its chunks
+/// straight from global memory.
 int64_t getWindowVectors(const KernelPlan &plan);
 
 /// Appends the pack kernel `<prefix>_pack` of a window plan, after the
