@@ -833,9 +833,9 @@ void Emitter::emitStridedKernel(bool pack) {
         << "      : (long long)(((unsigned long long)packed - (unsigned long "
            "long)p.lo) & 15);\n"
         << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
-  // A window pack's launch has a thread for kWindowChunks chunks; the
-  // gather unpack kernel loops over them.
-  const int64_t K = isWindowPlan(plan_) ? 1 : stridedBatch(plan_);
+  // The launch may have fewer threads than K chunks each (a window pack's
+  // launch: the gather unpack kernel then loops over them).
+  const int64_t K = gatherBatch(plan_);
   // r = the whole chunk at `src`: as its words where the plan's words are
   // aligned but the chunk is not, else ddtc_load16 within `bounds`.
   auto wholeChunkLoad = [&](const std::string &src, const std::string &bounds) {
@@ -1453,9 +1453,7 @@ int64_t stridedLaunchChunkBytes(const KernelPlan &plan) {
              : kStridedGroupBytes;
 }
 
-int64_t stridedBatch(const KernelPlan &plan) {
-  if (plan.family == KernelFamily::Strided && isWindowPlan(plan))
-    return kWindowChunks;
+int64_t gatherBatch(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
       plan.layout.segments.empty() ||
       stridedVariant(plan, true) != StridedVariant::Gather ||
@@ -1463,6 +1461,10 @@ int64_t stridedBatch(const KernelPlan &plan) {
       shortestRun(plan) < kBatchMinRun)
     return 1;
   return kStridedBatch;
+}
+
+int64_t stridedBatch(const KernelPlan &plan) {
+  return isWindowPlan(plan) ? kWindowChunks : gatherBatch(plan);
 }
 
 bool unpackFillsSectors(const KernelPlan &plan) {
@@ -1493,7 +1495,8 @@ std::string kernelShapeKey(const KernelPlan &plan) {
            std::to_string(seg.dims.size()) + ".t" +
            std::to_string(plan.tileDim);
   }
-  // The variants of pack and unpack ("wide", "gather", or "gather-wide");
+  // The variants of pack and unpack ("wide", "gather", "gather-wide",
+  // "gather-runs", "window", "window-wide" or "window-runs");
   // the dimensions of each segment, as in "d2-0"; "empty" without segments.
   const bool widePack = stridedVariant(plan, true) == StridedVariant::Wide;
   const std::string pack =

@@ -122,12 +122,15 @@ int64_t stridedUnpackPhase(const KernelPlan &plan);
 int64_t stridedLaunchChunkBytes(const KernelPlan &plan);
 /// Chunks a thread of the Gather kernels moves per step of its loop, all
 /// their loads issued before any store: kStridedBatch when both kernels are
-/// Gather and no run is shorter than kBatchMinRun, else 1. The launch has
-/// that many times fewer threads. Whole chunks are loaded together; a chunk
-/// cut by a run's end or the call's bounds takes the one-chunk path.
-/// Measured on an H200 (docs/Performance.md, "Batched loads"): with one load
-/// in flight a thread, the kernels' integer work left memory idle between
-/// loads.
+/// Gather and no run is shorter than kBatchMinRun, else 1. Whole chunks are
+/// loaded together; a chunk cut by a run's end or the call's bounds takes
+/// the one-chunk path. Measured on an H200 (docs/Performance.md, "Batched
+/// loads"): with one load in flight a thread, the kernels' integer work left
+/// memory idle between loads.
+int64_t gatherBatch(const KernelPlan &plan);
+/// The chunks per thread of a strided plan's launch, which has that many
+/// times fewer threads: kWindowChunks for a window pack (WindowKernel.h;
+/// the unpack kernels loop over them), else gatherBatch.
 int64_t stridedBatch(const KernelPlan &plan);
 /// Whether a strided plan of width 4 has no run longer than two words (and
 /// no byte path): its gather pack kernel then loads the words of a whole
