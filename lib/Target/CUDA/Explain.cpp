@@ -27,9 +27,19 @@ void printIndented(std::ostream &os, const std::string &text,
   }
 }
 
+/// The decimal digits of n >= 0 (sector counts times 32 pass 2^63).
+std::string decimal(__int128 n) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + n % 10));
+    n /= 10;
+  } while (n > 0);
+  return digits;
+}
+
 /// "N B", with the size in the largest binary unit that fits after it.
-std::string bytes(int64_t n) {
-  std::string s = std::to_string(n) + " B";
+std::string bytes(__int128 n) {
+  std::string s = decimal(n) + " B";
   const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(n);
   int u = -1;
@@ -158,14 +168,17 @@ std::string explainKernels(const std::string &name, const Datatype &type,
        << "than " << kMaxTableRuns << " runs)\n";
     return os.str();
   }
-  const int64_t sectors = countSectors(flattenLayout(plan.layout, count));
-  const int64_t packedSectors = (packed + 31) / 32;
+  // In 128 bits: the bytes of the sectors of a type near 2^63 bytes pass
+  // it.
+  const __int128 sectors = countSectors(flattenLayout(plan.layout, count));
+  const __int128 packedSectors = (__int128(packed) + 31) / 32;
   os << "memory traffic for " << count << " instance(s) (reads in 32-byte "
      << "sectors, buffers 32-byte aligned):\n"
-     << "  pack:   reads " << bytes(sectors * 32) << " (" << sectors
+     << "  pack:   reads " << bytes(sectors * 32) << " (" << decimal(sectors)
      << " sectors), writes " << bytes(packed) << "\n"
-     << "  unpack: reads " << bytes(packedSectors * 32) << " (" << packedSectors
-     << " sectors), writes " << bytes(packed) << "\n";
+     << "  unpack: reads " << bytes(packedSectors * 32) << " ("
+     << decimal(packedSectors) << " sectors), writes " << bytes(packed)
+     << "\n";
   if (sectors > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f%%",
