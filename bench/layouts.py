@@ -92,6 +92,18 @@ def others():
         "torch": {"kind": "runs", "runs": [[0, 40], [40, 1]], "period": 48,
                   "count": count},
     })
+    # The positions and ids of the same particles, their velocities and
+    # flags left out (a struct's fields with gaps: two runs per struct), as
+    # one type of all the structs.
+    count = PACKED // 28
+    out.append({
+        "name": "particle-fields", "group": "struct",
+        "spec": ("p = struct([3, 1], [0, 36], [double, int])\n"
+                 f"t = contiguous({count}, resized(0, 48, p))"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "runs", "runs": [[0, 24], [36, 4]], "period": 48,
+                  "count": count},
+    })
     # A random hindexed of 8-byte-multiple blocks.
     rng = random.Random(7)
     lens, displs, at = [], [], 0

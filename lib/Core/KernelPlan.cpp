@@ -29,9 +29,9 @@ void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
   }
 }
 
-bool allStrided(const CanonicalLayout &l) {
+bool allFitStridedFamily(const CanonicalLayout &l, int64_t maxPointRuns) {
   for (const Segment &s : l.segments)
-    if (!s.isStrided())
+    if (!fitsStridedFamily(s, maxPointRuns))
       return false;
   return true;
 }
@@ -40,13 +40,20 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace
 
+bool fitsStridedFamily(const Segment &segment, int64_t maxPointRuns) {
+  return !segment.runs.empty() &&
+         static_cast<int64_t>(segment.runs.size()) <=
+             std::min(maxPointRuns, kMaxPointRuns);
+}
+
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
   KernelPlan plan;
   plan.layout = layout;
   return plan;
 }
 
-bool alignAccesses(KernelPlan &plan, std::string &error) {
+bool alignAccesses(KernelPlan &plan, std::string &error,
+                   int64_t maxPointRuns) {
   const CanonicalLayout &l = plan.layout;
   // Every source position of a run (offsets, strides, instance extent) and
   // every run length: when all are multiples of w, every run is w-aligned at
@@ -95,7 +102,7 @@ bool alignAccesses(KernelPlan &plan, std::string &error) {
   aligned.width = width;
   aligned.needsBytePath = strictWidth < width || l.size % width != 0;
   aligned.units.clear();
-  if (!allStrided(l) && l.size > 0) {
+  if (!allFitStridedFamily(l, maxPointRuns) && l.size > 0) {
     int64_t split = 0;
     if (!listPieces(aligned, split, error))
       return false;
@@ -166,13 +173,16 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
 }
 
 bool balanceWorkUnits(KernelPlan &plan) {
-  if (allStrided(plan.layout)) {
+  // Alignment listed pieces exactly when some segment does not fit the
+  // strided family (at the bound it was given).
+  if (plan.units.empty()) {
     bool changed = plan.family != KernelFamily::Strided || !plan.units.empty();
     plan.family = KernelFamily::Strided;
     plan.units.clear();
     plan.unitBytes = 0;
-    plan.notes.push_back("stair-balancing: every segment is a strided nest; "
-                         "one thread per " +
+    plan.notes.push_back("stair-balancing: every segment is a strided nest"
+                         " of at most " + str(kMaxPointRuns) +
+                         " runs per point; one thread per " +
                          str(plan.width) + "-byte chunk, no work units");
     return changed;
   }
@@ -217,6 +227,8 @@ bool detectTransposeTiles(KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || l.segments.size() != 1)
     return note("no (not a strided plan of one segment)");
   const Segment &seg = l.segments.front();
+  if (!seg.isStrided())
+    return note("no (a nest point has several runs)");
   const int64_t len = seg.runs.front().length;
   const size_t nd = seg.dims.size();
   // Elements moved with whole aligned accesses: the tile kernel copies an
@@ -268,7 +280,7 @@ bool planKernel(const Datatype &type, KernelPlan &out, std::string &error,
   plan.notes.push_back(
       vectors ? "vector-detection: " + describeLayout(plan.layout)
               : "vector-detection: no regular table or segment sequence");
-  if (!alignAccesses(plan, error))
+  if (!alignAccesses(plan, error, options.maxPointRuns))
     return false;
   balanceWorkUnits(plan);
   if (options.tiles)

@@ -139,7 +139,7 @@ bool checkAgainst(const KernelPlan &p, const Datatype &type, std::string &why) {
   __int128 packed = 0;
   for (const Segment &s : l.segments) {
     if (s.runs.empty() ||
-        (p.family == KernelFamily::Strided && !s.isStrided())) {
+        (p.family == KernelFamily::Strided && !fitsStridedFamily(s))) {
       why = "a segment of the plan has no runs or does not fit its family";
       return false;
     }

@@ -55,7 +55,12 @@ DDTC_TEST("fake-driver", fakeDriver) {
   TempDir dir;
   useCacheDir(dir.path());
 
-  const char *spec = "t = indexed([1, 2, 3], [0, 5, 11], double)\n";
+  // A table of 17 runs, one more than a strided nest point may have: the
+  // work-unit kernels and their table.
+  const char *spec =
+      "t = indexed([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2], [0, "
+      "3, 8, 16, 24, 28, 34, 40, 49, 54, 58, 65, 75, 78, 83, 91, 99], "
+      "double)\n";
   SpecFile parsed;
   std::string error;
   CHECK(parseSpec(spec, "t", parsed, error));

@@ -25,11 +25,20 @@ TypeRef parse(const std::string &expr) {
   return spec.bindings.back().type;
 }
 
-KernelPlan plan(const std::string &expr) {
+KernelPlan plan(const std::string &expr,
+                const PlanOptions &options = PlanOptions()) {
   KernelPlan p;
   std::string error;
-  EXPECT_TRUE(planKernel(*parse(expr), p, error)) << error;
+  EXPECT_TRUE(planKernel(*parse(expr), p, error, options)) << error;
   return p;
+}
+
+/// The plan of `expr` with every record (a few runs per nest point) in the
+/// units family, as a table of more than kMaxPointRuns runs would be.
+KernelPlan planUnits(const std::string &expr) {
+  PlanOptions options;
+  options.maxPointRuns = 1;
+  return plan(expr, options);
 }
 
 size_t countOf(const std::string &text, const std::string &what) {
@@ -111,8 +120,8 @@ TEST(CUDAEmitter, SameShapeSameSource) {
   EXPECT_NE(emitCUDA(a, "k").source, emitCUDA(c, "k").source);
 
   // Two irregular types with different unit tables.
-  KernelPlan e = plan("indexed([1, 2, 3, 4], [0, 4, 8, 12], double)");
-  KernelPlan f = plan("indexed([5, 1, 7], [0, 10, 30], double)");
+  KernelPlan e = planUnits("indexed([1, 2, 3, 4], [0, 4, 8, 12], double)");
+  KernelPlan f = planUnits("indexed([5, 1, 7], [0, 10, 30], double)");
   ASSERT_EQ(e.family, KernelFamily::Units);
   ASSERT_EQ(e.width, f.width);
   EXPECT_NE(e.units, f.units);
@@ -347,7 +356,8 @@ TEST(ComputeLaunch, StridedRanges) {
 }
 
 TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
-  KernelPlan p = plan("indexed([1, 2, 3, 40, 5], [0, 4, 8, 16, 80], double)");
+  KernelPlan p =
+      planUnits("indexed([1, 2, 3, 40, 5], [0, 4, 8, 16, 80], double)");
   ASSERT_EQ(p.family, KernelFamily::Units);
   const int64_t size = p.layout.size, nu = static_cast<int64_t>(p.units.size());
   std::vector<int64_t> table = encodeUnitTable(p);

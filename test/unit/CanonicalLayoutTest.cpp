@@ -24,10 +24,11 @@ CanonicalLayout lowerToCanonical(const Datatype &type) {
   return l;
 }
 
-KernelPlan planKernel(const Datatype &type) {
+KernelPlan planKernel(const Datatype &type,
+                      const PlanOptions &options = PlanOptions()) {
   KernelPlan p;
   std::string error;
-  EXPECT_TRUE(ddtc::planKernel(type, p, error)) << error;
+  EXPECT_TRUE(ddtc::planKernel(type, p, error, options)) << error;
   return p;
 }
 
@@ -118,14 +119,47 @@ TEST(Plan, UnalignedOffsetsLowerTheWidth) {
 
 TEST(Plan, CoalignedRunsSplitIntoPrologueBodyEpilogue) {
   // Source 16 / packed 0 (20 bytes) and source 52 / packed 20 (44 bytes):
-  // both sides agree modulo 16, so each run has a 16-byte-aligned body.
-  KernelPlan p = planKernel(*parse("t = hindexed([20, 44], [16, 52], char)"));
+  // both sides agree modulo 16, so each run has a 16-byte-aligned body. (Two
+  // runs are a record the strided family takes; one run per point at most
+  // keeps it in the units family.)
+  PlanOptions oneRun;
+  oneRun.maxPointRuns = 1;
+  KernelPlan p =
+      planKernel(*parse("t = hindexed([20, 44], [16, 52], char)"), oneRun);
   EXPECT_EQ(p.family, KernelFamily::Units);
   EXPECT_EQ(p.width, 16);
   EXPECT_EQ(p.units, (UnitTable{{0, 16, 16, true},
                                             {16, 32, 4, false},
                                             {20, 52, 12, false},
                                             {32, 64, 32, true}}));
+}
+
+TEST(Plan, RecordsOfFewRunsAreStridedNests) {
+  // Three doubles and an int of each 48-byte struct, 2,396,745 structs as one
+  // type: two runs per nest point, planned in constant space (as a table of
+  // units it would list 4.8 million runs, over kMaxTableRuns).
+  KernelPlan p = planKernel(*parse(
+      "t = contiguous(2396745, resized(0, 48, struct([3, 1], [0, 36], "
+      "[double, int])))"));
+  EXPECT_EQ(p.family, KernelFamily::Strided);
+  EXPECT_TRUE(p.units.empty());
+  EXPECT_EQ(p.width, 4);
+  ASSERT_EQ(p.layout.segments.size(), 1u);
+  EXPECT_EQ(p.layout.segments[0].runs.size(), 2u);
+  EXPECT_EQ(p.tileDim, -1);
+  // kMaxPointRuns runs per point are a strided nest, one more a units plan.
+  auto table = [](int runs) {
+    std::string lens, displs;
+    for (int j = 0; j < runs; ++j) {
+      lens += (j ? ", " : "") + std::to_string(j % 3 + 1);
+      displs += (j ? ", " : "") + std::to_string(8 * j);
+    }
+    return "t = indexed([" + lens + "], [" + displs + "], char)";
+  };
+  EXPECT_EQ(planKernel(*parse(table(kMaxPointRuns))).family,
+            KernelFamily::Strided);
+  EXPECT_EQ(planKernel(*parse(table(kMaxPointRuns + 1))).family,
+            KernelFamily::Units);
 }
 
 TEST(Plan, TriangleIsCutIntoEqualUnits) {
@@ -166,7 +200,9 @@ TEST(Property, RandomTypesKeepTheirRuns) {
     ASSERT_EQ(flattenLayout(l, c.count), expected) << printSpecExpr(t);
     KernelPlan p = makeInitialPlan(l);
     std::string error;
-    ASSERT_TRUE(alignAccesses(p, error)) << error;
+    // Every other type with records in the units family, to check their
+    // units too.
+    ASSERT_TRUE(alignAccesses(p, error, i % 2 ? 1 : kMaxPointRuns)) << error;
     balanceWorkUnits(p);
     if (p.family == KernelFamily::Units) {
       std::vector<ddtc::Run> one = flatten(t, 1);

@@ -401,7 +401,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "double",
       "contiguous(1000, char)",
       "contiguous(0, int)",
-      // Units family.
+      // Records: a few runs per nest point, the strided family.
       "indexed([1, 2, 3, 4, 5, 6, 7, 8], [0, 8, 16, 24, 32, 40, 48, 56], "
       "double)",
       "hindexed([3, 1000, 17, 64], [1, 20, 4003, 5000], char)",
@@ -409,6 +409,19 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "resized(0, 24, struct([1, 2, 1], [0, 8, 16], [double, int, char]))",
       "vector(3, 1, 2, MPI_DOUBLE_INT)",
       "struct([1, 3, 1], [0, 13, 40], [char, double, short])",
+      // Units family: more than 16 runs per nest point.
+      "indexed([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, "
+      "18, 19, 20], [0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200, 220, "
+      "240, 260, 280, 300, 320, 340, 360, 380], double)",
+      "hindexed([3, 1000, 17, 64, 5, 9, 33, 2, 100, 7, 1, 15, 48, 3, 70, 11, "
+      "6], [1, 1020, 4003, 5000, 5100, 5111, 5130, 5170, 5180, 5300, 5310, "
+      "5320, 5340, 5400, 5410, 5500, 5520], char)",
+      "hindexed([4000, 100, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "
+      "[8, 10000, 10900, 10920, 10940, 10960, 10980, 11000, 11020, 11040, "
+      "11060, 11080, 11100, 11120, 11140, 11160, 11180], double)",
+      "indexed([13, 50, 9, 100, 37, 64, 1, 2, 3, 5, 8, 13, 21, 1, 2, 3, 5], "
+      "[1, 20, 90, 120, 250, 300, 370, 373, 377, 383, 390, 400, 415, 440, "
+      "443, 447, 453], int)",
       // Transpose tiles: columns of a matrix, with a dimension outside
       // them and one between them and the rows.
       "contiguous(37, resized(0, 8, vector(45, 1, 37, double)))",
@@ -554,9 +567,11 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
 
 TEST_F(GeneratedHeader, ModulesPerContextAndPTXFallback) {
   std::vector<TestType> types;
-  for (const char *e : {"vector(64, 2, 4, double)",
-                        "hindexed([3, 1000, 17, 64], [1, 20, 4003, 5000], "
-                        "char)"}) {
+  for (const char *e :
+       {"vector(64, 2, 4, double)",
+        "hindexed([3, 1000, 17, 64, 5, 9, 33, 2, 100, 7, 1, 15, 48, 3, 70, "
+        "11, 6], [1, 1020, 4003, 5000, 5100, 5111, 5130, 5170, 5180, 5300, "
+        "5310, 5320, 5340, 5400, 5410, 5500, 5520], char)"}) {
     SpecFile spec;
     std::string error;
     ASSERT_TRUE(

@@ -617,7 +617,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   double runSeconds = since(t0);
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
-          fills = 0, units = 0;
+          fills = 0, records = 0, units = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -636,15 +636,19 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++batched;
       if (unpackFillsSectors(c.plan))
         ++fills;
+      const std::vector<Segment> &segs = c.plan.layout.segments;
+      if (std::any_of(segs.begin(), segs.end(),
+                      [](const Segment &s) { return !s.isStrided(); }))
+        ++records;
     }
   }
   std::printf("kernels: %lld strided (%lld window pack, %lld run-aligned unpack, "
-              "%lld batched gather, %lld unpack filling sectors), %lld units, "
-              "%lld tile\n",
+              "%lld batched gather, %lld unpack filling sectors, %lld with "
+              "records), %lld units, %lld tile\n",
               static_cast<long long>(strided), static_cast<long long>(window),
               static_cast<long long>(runAligned),
               static_cast<long long>(batched), static_cast<long long>(fills),
-              static_cast<long long>(units),
+              static_cast<long long>(records), static_cast<long long>(units),
               static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);

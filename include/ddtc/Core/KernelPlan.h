@@ -41,12 +41,28 @@ static_assert(sizeof(WorkUnit) == 4 * sizeof(int64_t) &&
 using UnitTable = TableVector<WorkUnit>;
 
 enum class KernelFamily : uint8_t {
-  /// Every segment is a strided nest: each thread maps its chunk of the
-  /// packed stream to a source address with div/mod on the dimensions.
+  /// Every segment is a strided nest of at most kMaxPointRuns runs per nest
+  /// point: each thread maps its chunk of the packed stream to a source
+  /// address with div/mod on the dimensions (and a search of the point's
+  /// few runs).
   Strided,
   /// A work-unit table (one warp per unit), for any layout.
   Units,
 };
+
+/// The most runs a nest point of a strided-family segment may have: a
+/// record's fields (a struct sending some of its members, an indexed block
+/// pattern repeated). The kernels find a byte's run among them with a chain
+/// of comparisons, so the plan stays the same size however many points the
+/// nest has; a segment with more runs per point takes the units family. (The
+/// generic nest kernel serves such a layout with one nest per run:
+/// kNestMaxNests.)
+constexpr int64_t kMaxPointRuns = 16;
+
+/// Whether the strided family can move `segment`: at most `maxPointRuns`
+/// (up to kMaxPointRuns) runs per nest point.
+bool fitsStridedFamily(const Segment &segment,
+                       int64_t maxPointRuns = kMaxPointRuns);
 
 /// The name of a kernel family in the IR and in messages: "strided", "units".
 const char *getKernelFamilyName(KernelFamily family);
@@ -110,13 +126,15 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits = kMaxCutUnits);
 
 /// Alignment prologues: proves the widest access (16, 8, 4, 2, 1 bytes) that
 /// the layout's offsets, strides and run lengths allow for the bulk of the
-/// bytes. Unless every segment is a strided nest, it lists the pieces of
-/// every run (listPieces). Fails with `error` set when the layout has too
-/// many runs to list.
-bool alignAccesses(KernelPlan &plan, std::string &error);
+/// bytes. Unless every segment fits the strided family with at most
+/// `maxPointRuns` runs per nest point (fitsStridedFamily), it lists the
+/// pieces of every run (listPieces), which makes the plan a units plan.
+/// Fails with `error` set when the layout has too many runs to list.
+bool alignAccesses(KernelPlan &plan, std::string &error,
+                   int64_t maxPointRuns = kMaxPointRuns);
 
-/// Stair balancing: picks the strided family when every segment is a
-/// strided nest; otherwise cuts the pieces into work units of equal size
+/// Stair balancing: picks the strided family when alignAccesses listed no
+/// pieces (every segment fits it); otherwise cuts the pieces into work units of equal size
 /// (cutWorkUnits; the last unit of a piece may be shorter), so no warp idles
 /// on a long run while others finish short ones. Returns whether it changed
 /// the plan.
@@ -140,6 +158,9 @@ bool detectTransposeTiles(KernelPlan &plan);
 struct PlanOptions {
   /// Run detectTransposeTiles (the runtime's DDTC_TILES=0 turns it off).
   bool tiles = true;
+  /// The most runs per nest point a segment of a strided plan may have
+  /// (1 keeps every record in the units family).
+  int64_t maxPointRuns = kMaxPointRuns;
 };
 
 /// The whole pipeline: lower, detect vectors, align, balance, transpose

@@ -184,10 +184,27 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
       fn(segName(s, "end"), end, "end of the segment in the packed instance");
     fn(segName(s, "base"), seg.offset + seg.runs.front().offset,
        "origin offset of the first run");
-    if (seg.dims.empty())
+    if (!seg.isStrided()) {
+      // A record: the point's runs, relative to its first.
+      if (!seg.dims.empty())
+        divisor(segName(s, "pb"), seg.pointBytes(),
+                "packed bytes of a nest point");
+      int64_t prefix = 0;
+      for (size_t j = 0; j < seg.runs.size(); ++j) {
+        const Run &run = seg.runs[j];
+        if (j > 0) {
+          fn(dimName(s, "rp", j), prefix, "packed start of a run in its point");
+          fn(dimName(s, "ro", j), run.offset - seg.runs.front().offset,
+             "origin offset of a run from the first");
+        }
+        fn(dimName(s, "rl", j), run.length, "length of a run");
+        prefix += run.length;
+      }
+    } else if (seg.dims.empty()) {
       fn(segName(s, "len"), seg.runs.front().length, "run length");
-    else
+    } else {
       divisor(segName(s, "len"), seg.runs.front().length, "run length");
+    }
     for (size_t d = 1; d < seg.dims.size(); ++d)
       divisor(dimName(s, "n", d), seg.dims[d].count, "count of a dimension");
     for (size_t d = 0; d < seg.dims.size(); ++d)
@@ -479,6 +496,10 @@ public:
 private:
   void emitParams();
   void emitLocate();
+  /// The part of the locate function for segment `s`, a nest of points of
+  /// several runs (a record), at indent `ind`: r is the byte's place in the
+  /// segment of its instance.
+  void emitRecordLocate(size_t s, const std::string &ind);
   void emitStridedKernel(bool pack);
   void emitWideKernel(bool pack);
   /// The RunAligned unpack kernel (StridedVariant::RunAligned).
@@ -563,6 +584,10 @@ void Emitter::emitLocate() {
       if (s > 0)
         os_ << ind << "r -= p." << segName(s - 1, "end") << ";\n";
     }
+    if (!seg.isStrided()) {
+      emitRecordLocate(s, ind);
+      continue;
+    }
     os_ << ind << "// segment " << s << ": " << nd
         << "-d strided nest of runs\n";
     std::string len = "p." + segName(s, "len");
@@ -599,6 +624,48 @@ void Emitter::emitLocate() {
   if (segs.size() > 1)
     os_ << "  }\n";
   os_ << "  return off;\n}\n\n";
+}
+
+void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
+  const Segment &seg = plan_.layout.segments[s];
+  const size_t nd = seg.dims.size();
+  const size_t k = seg.runs.size();
+  os_ << ind << "// segment " << s << ": " << nd << "-d strided nest of " << k
+      << " runs per point; a run ends its row (span = left).\n";
+  if (nd == 0) {
+    os_ << ind << "long long b = r;\n";
+  } else {
+    const std::string pb = "p." + segName(s, "pb");
+    os_ << ind << "long long pt = ddtc_div(r, " << pb << "_mul, " << pb
+        << "_shift);\n"
+        << ind << "long long b = r - pt * " << pb << ";\n";
+  }
+  // The point's run holding b: the last whose packed start is at most b.
+  os_ << ind << "long long ro = 0;\n"
+      << ind << "len = p." << dimName(s, "rl", 0) << ";\n";
+  for (size_t j = k; j-- > 1;) {
+    os_ << ind << (j + 1 == k ? "if" : "} else if") << " (b >= p."
+        << dimName(s, "rp", j) << ") {\n"
+        << ind << "  b -= p." << dimName(s, "rp", j) << ";\n"
+        << ind << "  ro = p." << dimName(s, "ro", j) << ";\n"
+        << ind << "  len = p." << dimName(s, "rl", j) << ";\n";
+  }
+  os_ << ind << "}\n"
+      << ind << "left = span = len - b;\n"
+      << ind << "st = 0;\n"
+      << ind << "off += p." << segName(s, "base") << " + ro + b;\n";
+  for (size_t d = nd; d-- > 1;) {
+    const std::string n = "p." + dimName(s, "n", d);
+    os_ << ind << "{\n"
+        << ind << "  const long long t = ddtc_div(pt, " << n << "_mul, " << n
+        << "_shift);\n"
+        << ind << "  off += (pt - t * " << n << ") * p." << dimName(s, "st", d)
+        << ";\n"
+        << ind << "  pt = t;\n"
+        << ind << "}\n";
+  }
+  if (nd > 0)
+    os_ << ind << "off += pt * p." << dimName(s, "st", 0) << ";\n";
 }
 
 void Emitter::emitSignature(bool pack) {
@@ -1367,7 +1434,9 @@ int64_t mod16(int64_t x) { return ((x % 16) + 16) % 16; }
 bool shortWordRuns(const KernelPlan &plan) {
   // The gather pack kernel of such plans (packVariant).
   return plan.family == KernelFamily::Strided && plan.tileDim < 0 &&
-         !plan.layout.segments.empty() && runsOfOneOrTwoWords(plan);
+         !plan.layout.segments.empty() && runsOfOneOrTwoWords(plan) &&
+         std::all_of(plan.layout.segments.begin(), plan.layout.segments.end(),
+                     [](const Segment &s) { return s.isStrided(); });
 }
 
 int64_t stridedUnpackPhase(const KernelPlan &plan) {
@@ -1381,16 +1450,19 @@ int64_t stridedUnpackPhase(const KernelPlan &plan) {
     return -1;
   int64_t phase = -1, packedStart = 0;
   for (const Segment &seg : l.segments) {
-    const Run &run = seg.runs.front();
-    if (run.length < 32)
-      return -1;
-    const int64_t p = mod16(seg.offset + run.offset - packedStart);
-    if (phase >= 0 && p != phase)
-      return -1;
-    phase = p;
+    int64_t inPoint = 0;
+    for (const Run &run : seg.runs) {
+      if (run.length < 32)
+        return -1;
+      const int64_t p = mod16(seg.offset + run.offset - packedStart - inPoint);
+      if (phase >= 0 && p != phase)
+        return -1;
+      phase = p;
+      inPoint += run.length;
+    }
     // One step of a dimension advances the stream by the packed bytes of
     // the dimensions inside it (modulo 16 is all that matters).
-    int64_t advance = mod16(run.length);
+    int64_t advance = mod16(seg.pointBytes());
     for (size_t d = seg.dims.size(); d-- > 0;) {
       const Dim &dim = seg.dims[d];
       if (dim.count > 1 && mod16(dim.stride) != advance)
@@ -1432,6 +1504,7 @@ StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
   if (plan.tileDim < 0 && plan.width == 1 &&
       basePackVariant(plan) == StridedVariant::Gather &&
       plan.layout.segments.size() == 1 &&
+      plan.layout.segments.front().isStrided() &&
       plan.layout.segments.front().runs.front().length >= kRunAlignedMinRun)
     return StridedVariant::RunAligned;
   const int64_t w = plan.width;
@@ -1497,7 +1570,8 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   }
   // The variants of pack and unpack ("wide", "gather", "gather-wide",
   // "gather-runs", "window", "window-wide" or "window-runs");
-  // the dimensions of each segment, as in "d2-0"; "empty" without segments.
+  // the dimensions of each segment, as in "d2-0", with its runs per point
+  // where it has several ("d1r3"); "empty" without segments.
   const bool widePack = stridedVariant(plan, true) == StridedVariant::Wide;
   const std::string pack =
       stridedVariant(plan, true) == StridedVariant::Window ? "window"
@@ -1513,8 +1587,12 @@ std::string kernelShapeKey(const KernelPlan &plan) {
                                 : "") +
         (shortWordRuns(plan) ? ".short" : "") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
-  for (size_t s = 0; s < plan.layout.segments.size(); ++s)
-    key += (s ? "-" : "") + std::to_string(plan.layout.segments[s].dims.size());
+  for (size_t s = 0; s < plan.layout.segments.size(); ++s) {
+    const Segment &seg = plan.layout.segments[s];
+    key += (s ? "-" : "") + std::to_string(seg.dims.size());
+    if (!seg.isStrided())
+      key += "r" + std::to_string(seg.runs.size());
+  }
   return key;
 }
 
@@ -1526,8 +1604,8 @@ EmittedKernels emitCUDA(const KernelPlan &plan,
          "the access width must be a power of two up to 16");
   assert((plan.family != KernelFamily::Strided ||
           std::all_of(plan.layout.segments.begin(), plan.layout.segments.end(),
-                      [](const Segment &s) { return s.isStrided(); })) &&
-         "the strided family needs one run per nest point");
+                      fitsStridedFamily)) &&
+         "the strided family takes at most kMaxPointRuns runs per nest point");
   return Emitter(plan, symbolPrefix).run();
 }
 

@@ -529,6 +529,23 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
       {"subarray([40, 40, 40], [38, 38, 38], [1, 1, 1], C, double)", 2},
+      // Records of several runs (a struct's fields without the ones between
+      // them): the strided kernels' search of a point's runs; a triangle of
+      // 20 rows, more runs than a point may have, takes the work units.
+      {"resized(0, 48, struct([3, 1], [0, 36], [double, int]))", 5000},
+      {"contiguous(300, resized(0, 48, struct([3, 1], [0, 36], [double, "
+       "int])))",
+       3},
+      {"contiguous(50, resized(0, 29, struct([1, 3, 1], [0, 9, 21], "
+       "[double, char, short])))",
+       3},
+      {"vector(7, 3, 5, resized(0, 40, struct([2, 1], [0, 24], [int, "
+       "double])))",
+       4},
+      {"indexed([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, "
+       "18, 19, 20], [0, 20, 40, 60, 80, 100, 120, 140, 160, 180, 200, 220, "
+       "240, 260, 280, 300, 320, 340, 360, 380], double)",
+       3},
   };
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
@@ -539,7 +556,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
 
   double firstCallMs = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
-      shortWordTypes = 0, windowTypes = 0;
+      shortWordTypes = 0, windowTypes = 0, recordTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -588,6 +605,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       windowTypes += std::strstr(info.shape, ".window") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
+      // A segment of several runs per point: "d1r3" in the shape.
+      recordTypes += std::strncmp(info.shape, "strided.", 8) == 0 &&
+                     std::strchr(std::strrchr(info.shape, '.'), 'r') != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -636,6 +656,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);
+  std::printf("strided kernels of records (several runs per nest point) "
+              "served %d type(s)\n",
+              recordTypes);
   std::printf("gather packs of runs of one or two 4-byte words served %d "
               "type(s)\n",
               shortWordTypes);

@@ -1,4 +1,6 @@
 // RUN: ddt-opt %s --ddt-alignment-prologues --split-input-file -verify-diagnostics | FileCheck %s
+// RUN: ddt-opt %s --ddt-alignment-prologues=max-point-runs=1 --split-input-file -verify-diagnostics | FileCheck %s --check-prefix=ONE
+// RUN: not ddt-opt %s --ddt-alignment-prologues=max-point-runs=17 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Doubles whose offsets, strides and lengths are multiples of 16: width 16,
 // every access wide.
@@ -24,13 +26,18 @@ ddt.define @eight {
 // -----
 
 // Source 16 / packed 0 (20 bytes) and source 52 / packed 20 (44 bytes):
-// both sides agree modulo 16, so each run splits into a prologue, a
-// 16-byte-aligned body and an epilogue (quadruples: packed, source, length,
-// wide).
+// both sides agree modulo 16. A point of two runs is a record the strided
+// family moves: no pieces. With max-point-runs=1 it takes the units family,
+// and each run splits into a prologue, a 16-byte-aligned body and an
+// epilogue (quadruples: packed, source, length, wide).
 // CHECK-LABEL: ddt.define @prologue
-// CHECK: attributes {needs_byte_path = true,
-// CHECK-SAME: units = array<i64: 0, 16, 16, 1, 16, 32, 4, 0, 20, 52, 12, 0, 32, 64, 32, 1>
-// CHECK-SAME: width = 16 : i64}
+// CHECK: attributes {needs_byte_path = true, width = 16 : i64}
+// CHECK-NOT: units
+// ONE-LABEL: ddt.define @prologue
+// ONE: attributes {needs_byte_path = true,
+// ONE-SAME: units = array<i64: 0, 16, 16, 1, 16, 32, 4, 0, 20, 52, 12, 0, 32, 64, 32, 1>
+// ONE-SAME: width = 16 : i64}
+// BAD: error: ddt-alignment-prologues: max-point-runs must be 1 to 16, not 17
 ddt.define @prologue {
   ddt.layout size 64, lb 16, extent 80 {
     ddt.segment at 16 dims [] strides [] runs [0, 36] lengths [20, 44]

@@ -3,6 +3,7 @@
 #ifndef DDTC_DIALECT_DDT_PASSES_H
 #define DDTC_DIALECT_DDT_PASSES_H
 
+#include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Dialect/DDT/DDTOps.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -71,20 +71,32 @@ def AlignmentPrologues
     body and an epilogue (`units`, with no length limit yet);
     `needs_byte_path` records that some bytes need narrow accesses.
 
+    Pieces are listed only for a layout the strided family cannot move: one
+    with a segment of more than `max-point-runs` runs per nest point (16 at
+    most, the default). A record's few fields stay a strided nest whose
+    kernels search the point's runs.
+
     ```mlir
-    // hindexed([20, 44], [16, 52], MPI_CHAR)
+    // hindexed([20, 44], [16, 52], MPI_CHAR) with max-point-runs=1
     ddt.layout size 64, lb 16, extent 80 attributes {needs_byte_path = true,
         units = array<i64: 0, 16, 16, 1,  16, 32, 4, 0,
                            20, 52, 12, 0,  32, 64, 32, 1>, width = 16}
     ```
   }];
+  let options = [
+    Option<"maxPointRuns", "max-point-runs", "int64_t",
+           /*default=*/"::ddtc::kMaxPointRuns",
+           "The most runs per nest point the strided family takes (1 to 16; "
+           "1 puts every record in the units family)">
+  ];
 }
 
 def StairBalancing : Pass<"ddt-stair-balancing", "::ddtc::ddt::DefineOp"> {
   let summary = "Cut irregular runs into work units of equal size";
   let description = [{
-    Picks the kernel family. A layout of strided nests needs no table: each
-    thread maps its chunk of the packed stream with div/mod
+    Picks the kernel family. A layout of strided nests (of at most 16 runs
+    per nest point, for which alignment prologues listed no pieces) needs no
+    table: each thread maps its chunk of the packed stream with div/mod
     (`family = #ddt.family<strided>`). Anything else gets the generic
     kernel: the pieces left by alignment prologues are cut into work units of
     at most `unit_bytes` (32 lanes x width x 4 chunks), one warp each, so a

@@ -15,6 +15,7 @@ using namespace ddtc::ddt;
 namespace {
 struct AlignmentProloguesPass
     : public ddt::impl::AlignmentProloguesBase<AlignmentProloguesPass> {
+  using AlignmentProloguesBase::AlignmentProloguesBase;
   void runOnOperation() override {
     DefineOp define = getOperation();
     LayoutOp layout = getNormalizedLayout(define, "ddt-alignment-prologues");
@@ -31,7 +32,13 @@ struct AlignmentProloguesPass
       return signalPassFailure();
     }
     std::string error;
-    if (!alignAccesses(plan, error)) {
+    if (maxPointRuns < 1 || maxPointRuns > kMaxPointRuns) {
+      layout.emitError("ddt-alignment-prologues: max-point-runs must be 1 to " +
+                       std::to_string(kMaxPointRuns) + ", not " +
+                       std::to_string(maxPointRuns));
+      return signalPassFailure();
+    }
+    if (!alignAccesses(plan, error, maxPointRuns)) {
       layout.emitError(error);
       return signalPassFailure();
     }
