@@ -29,21 +29,21 @@ void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
   }
 }
 
-bool allFitStridedFamily(const CanonicalLayout &l, int64_t maxPointRuns) {
-  for (const Segment &s : l.segments)
-    if (!fitsStridedFamily(s, maxPointRuns))
-      return false;
-  return true;
-}
 
 std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace
 
-bool fitsStridedFamily(const Segment &segment, int64_t maxPointRuns) {
-  return !segment.runs.empty() &&
-         static_cast<int64_t>(segment.runs.size()) <=
-             std::min(maxPointRuns, kMaxPointRuns);
+bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
+  int64_t runs = 0;
+  bool records = false;
+  for (const Segment &s : layout.segments) {
+    if (s.runs.empty())
+      return false;
+    runs += static_cast<int64_t>(s.runs.size());
+    records = records || !s.isStrided();
+  }
+  return !records || runs <= std::min(maxPointRuns, kMaxPointRuns);
 }
 
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
@@ -102,7 +102,7 @@ bool alignAccesses(KernelPlan &plan, std::string &error,
   aligned.width = width;
   aligned.needsBytePath = strictWidth < width || l.size % width != 0;
   aligned.units.clear();
-  if (!allFitStridedFamily(l, maxPointRuns) && l.size > 0) {
+  if (!fitsStridedFamily(l, maxPointRuns) && l.size > 0) {
     int64_t split = 0;
     if (!listPieces(aligned, split, error))
       return false;

@@ -137,10 +137,13 @@ bool checkAgainst(const KernelPlan &p, const Datatype &type, std::string &why) {
   }
   const __int128 lo = info.trueLb, hi = info.trueUb();
   __int128 packed = 0;
+  if (p.family == KernelFamily::Strided && !fitsStridedFamily(l)) {
+    why = "the plan's segments have more runs than its family takes";
+    return false;
+  }
   for (const Segment &s : l.segments) {
-    if (s.runs.empty() ||
-        (p.family == KernelFamily::Strided && !fitsStridedFamily(s))) {
-      why = "a segment of the plan has no runs or does not fit its family";
+    if (s.runs.empty()) {
+      why = "a segment of the plan has no runs";
       return false;
     }
     __int128 low = s.offset, high = s.offset, points = 1, pointBytes = 0;

@@ -160,6 +160,25 @@ TEST(Plan, RecordsOfFewRunsAreStridedNests) {
             KernelFamily::Strided);
   EXPECT_EQ(planKernel(*parse(table(kMaxPointRuns + 1))).family,
             KernelFamily::Units);
+  // Segments of records count their runs together: eight segments of two
+  // runs a point are a strided plan, nine a units plan.
+  auto segments = [](int n) {
+    std::string counts, displs, types;
+    for (int j = 0; j < n; ++j) {
+      counts += (j ? ", " : "") + std::string("1");
+      displs += (j ? ", " : "") + std::to_string(100000 * j);
+      types += (j ? ", " : "") + std::string("contiguous(") +
+               std::to_string(10 + j) +
+               ", resized(0, 48, struct([3, 1], [0, 36], [double, int])))";
+    }
+    return "t = struct([" + counts + "], [" + displs + "], [" + types + "])";
+  };
+  KernelPlan eight = planKernel(*parse(segments(8)));
+  ASSERT_EQ(eight.layout.segments.size(), 8u);
+  EXPECT_EQ(eight.family, KernelFamily::Strided);
+  KernelPlan nine = planKernel(*parse(segments(9)));
+  ASSERT_EQ(nine.layout.segments.size(), 9u);
+  EXPECT_EQ(nine.family, KernelFamily::Units);
 }
 
 TEST(Plan, TriangleIsCutIntoEqualUnits) {

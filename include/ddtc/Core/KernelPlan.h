@@ -50,18 +50,22 @@ enum class KernelFamily : uint8_t {
   Units,
 };
 
-/// The most runs a nest point of a strided-family segment may have: a
-/// record's fields (a struct sending some of its members, an indexed block
-/// pattern repeated). The kernels find a byte's run among them with a chain
-/// of comparisons, so the plan stays the same size however many points the
-/// nest has; a segment with more runs per point takes the units family. (The
-/// generic nest kernel serves such a layout with one nest per run:
-/// kNestMaxNests.)
+/// The most runs per nest point a strided plan may have: a record's fields
+/// (a struct sending some of its members, a small triangle, an indexed
+/// block pattern repeated). The kernels find a byte's run among them with a
+/// chain of comparisons, so the plan stays the same size however many
+/// points the nest has. Where some segment is such a record, the bound is on
+/// the runs per point of all the layout's segments together, so that the
+/// chains and the parameter struct stay short (a layout of many record
+/// segments would otherwise carry thousands of parameter words). Layouts
+/// over it take the units family. (The generic nest kernel serves a
+/// strided layout with one nest per run: kNestMaxNests.)
 constexpr int64_t kMaxPointRuns = 16;
 
-/// Whether the strided family can move `segment`: at most `maxPointRuns`
-/// (up to kMaxPointRuns) runs per nest point.
-bool fitsStridedFamily(const Segment &segment,
+/// Whether the strided family can move `layout`: every segment has one run
+/// per nest point, or all of them together have at most `maxPointRuns` (up
+/// to kMaxPointRuns).
+bool fitsStridedFamily(const CanonicalLayout &layout,
                        int64_t maxPointRuns = kMaxPointRuns);
 
 /// The name of a kernel family in the IR and in messages: "strided", "units".
@@ -126,7 +130,7 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits = kMaxCutUnits);
 
 /// Alignment prologues: proves the widest access (16, 8, 4, 2, 1 bytes) that
 /// the layout's offsets, strides and run lengths allow for the bulk of the
-/// bytes. Unless every segment fits the strided family with at most
+/// bytes. Unless the layout fits the strided family with at most
 /// `maxPointRuns` runs per nest point (fitsStridedFamily), it lists the
 /// pieces of every run (listPieces), which makes the plan a units plan.
 /// Fails with `error` set when the layout has too many runs to list.
@@ -134,7 +138,7 @@ bool alignAccesses(KernelPlan &plan, std::string &error,
                    int64_t maxPointRuns = kMaxPointRuns);
 
 /// Stair balancing: picks the strided family when alignAccesses listed no
-/// pieces (every segment fits it); otherwise cuts the pieces into work units of equal size
+/// pieces (the layout fits it); otherwise cuts the pieces into work units of equal size
 /// (cutWorkUnits; the last unit of a piece may be shorter), so no warp idles
 /// on a long run while others finish short ones. Returns whether it changed
 /// the plan.

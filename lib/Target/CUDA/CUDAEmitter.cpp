@@ -1603,8 +1603,7 @@ EmittedKernels emitCUDA(const KernelPlan &plan,
           plan.width == 8 || plan.width == 16) &&
          "the access width must be a power of two up to 16");
   assert((plan.family != KernelFamily::Strided ||
-          std::all_of(plan.layout.segments.begin(), plan.layout.segments.end(),
-                      fitsStridedFamily)) &&
+          fitsStridedFamily(plan.layout)) &&
          "the strided family takes at most kMaxPointRuns runs per nest point");
   return Emitter(plan, symbolPrefix).run();
 }
