@@ -29,21 +29,23 @@ void forEachRunOfInstance(const CanonicalLayout &l, Fn fn) {
   }
 }
 
-
 std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace
 
+bool hasRecords(const CanonicalLayout &layout) {
+  return std::any_of(layout.segments.begin(), layout.segments.end(),
+                     [](const Segment &s) { return !s.isStrided(); });
+}
+
 bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
   int64_t runs = 0;
-  bool records = false;
   for (const Segment &s : layout.segments) {
     if (s.runs.empty())
       return false;
     runs += static_cast<int64_t>(s.runs.size());
-    records = records || !s.isStrided();
   }
-  return !records || runs <= std::min(maxPointRuns, kMaxPointRuns);
+  return !hasRecords(layout) || runs <= std::min(maxPointRuns, kMaxPointRuns);
 }
 
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
@@ -52,8 +54,7 @@ KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
   return plan;
 }
 
-bool alignAccesses(KernelPlan &plan, std::string &error,
-                   int64_t maxPointRuns) {
+bool alignAccesses(KernelPlan &plan, std::string &error, int64_t maxPointRuns) {
   const CanonicalLayout &l = plan.layout;
   // Every source position of a run (offsets, strides, instance extent) and
   // every run length: when all are multiples of w, every run is w-aligned at
@@ -173,17 +174,17 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
 }
 
 bool balanceWorkUnits(KernelPlan &plan) {
-  // Alignment listed pieces exactly when some segment does not fit the
+  // Alignment listed pieces exactly when the layout does not fit the
   // strided family (at the bound it was given).
   if (plan.units.empty()) {
-    bool changed = plan.family != KernelFamily::Strided || !plan.units.empty();
+    bool changed = plan.family != KernelFamily::Strided;
     plan.family = KernelFamily::Strided;
     plan.units.clear();
     plan.unitBytes = 0;
-    plan.notes.push_back("stair-balancing: every segment is a strided nest"
-                         " of at most " + str(kMaxPointRuns) +
-                         " runs per point; one thread per " +
-                         str(plan.width) + "-byte chunk, no work units");
+    plan.notes.push_back(
+        "stair-balancing: every segment is a strided nest of at most " +
+        str(kMaxPointRuns) + " runs per point; one thread per " +
+        str(plan.width) + "-byte chunk, no work units");
     return changed;
   }
   int64_t longest = 0, shortest = INT64_MAX;

@@ -636,9 +636,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++batched;
       if (unpackFillsSectors(c.plan))
         ++fills;
-      const std::vector<Segment> &segs = c.plan.layout.segments;
-      if (std::any_of(segs.begin(), segs.end(),
-                      [](const Segment &s) { return !s.isStrided(); }))
+      if (hasRecords(c.plan.layout))
         ++records;
     }
   }

@@ -62,6 +62,10 @@ enum class KernelFamily : uint8_t {
 /// strided layout with one nest per run: kNestMaxNests.)
 constexpr int64_t kMaxPointRuns = 16;
 
+/// Whether some segment of `layout` has several runs per nest point (a
+/// record).
+bool hasRecords(const CanonicalLayout &layout);
+
 /// Whether the strided family can move `layout`: every segment has one run
 /// per nest point, or all of them together have at most `maxPointRuns` (up
 /// to kMaxPointRuns).
@@ -138,10 +142,10 @@ bool alignAccesses(KernelPlan &plan, std::string &error,
                    int64_t maxPointRuns = kMaxPointRuns);
 
 /// Stair balancing: picks the strided family when alignAccesses listed no
-/// pieces (the layout fits it); otherwise cuts the pieces into work units of equal size
-/// (cutWorkUnits; the last unit of a piece may be shorter), so no warp idles
-/// on a long run while others finish short ones. Returns whether it changed
-/// the plan.
+/// pieces (the layout fits it); otherwise cuts the pieces into work units
+/// of equal size (cutWorkUnits; the last unit of a piece may be shorter), so
+/// no warp idles on a long run while others finish short ones. Returns whether
+/// it changed the plan.
 bool balanceWorkUnits(KernelPlan &plan);
 
 /// Elements along each side of a transpose tile: one warp's accesses along
@@ -162,8 +166,9 @@ bool detectTransposeTiles(KernelPlan &plan);
 struct PlanOptions {
   /// Run detectTransposeTiles (the runtime's DDTC_TILES=0 turns it off).
   bool tiles = true;
-  /// The most runs per nest point a segment of a strided plan may have
-  /// (1 keeps every record in the units family).
+  /// The most runs per nest point a strided plan with records may have, in
+  /// all its segments (fitsStridedFamily; 1 keeps every record in the units
+  /// family).
   int64_t maxPointRuns = kMaxPointRuns;
 };
 

@@ -1435,8 +1435,7 @@ bool shortWordRuns(const KernelPlan &plan) {
   // The gather pack kernel of such plans (packVariant).
   return plan.family == KernelFamily::Strided && plan.tileDim < 0 &&
          !plan.layout.segments.empty() && runsOfOneOrTwoWords(plan) &&
-         std::all_of(plan.layout.segments.begin(), plan.layout.segments.end(),
-                     [](const Segment &s) { return s.isStrided(); });
+         !hasRecords(plan.layout);
 }
 
 int64_t stridedUnpackPhase(const KernelPlan &plan) {
