@@ -5,9 +5,12 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Testing/RandomDatatype.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <random>
 
@@ -353,6 +356,36 @@ TEST(ComputeLaunch, StridedRanges) {
 
   // The same plan's parameter words only change in their values.
   EXPECT_EQ(computeLaunch(p, 1, 5, 37, 0).params.size(), all.params.size());
+}
+
+/// The parameter struct of every plan of random types fits the 32,764
+/// bytes of kernel parameters of CUDA 12.1 and later, and a plan with
+/// records, whose runs per point are bounded in all its segments, stays
+/// small.
+TEST(ComputeLaunch, ParametersFitTheKernelLimit) {
+  std::mt19937_64 rng(99);
+  RandomDatatypeOptions options;
+  size_t largest = 0, largestRecords = 0;
+  int records = 0;
+  for (int i = 0; i < 2000; ++i) {
+    RandomDatatypeCase c = generateRandomDatatype(rng, options);
+    KernelPlan p;
+    std::string error;
+    if (!planKernel(*c.type, p, error))
+      continue;
+    const size_t words = describeParams(p).size();
+    EXPECT_LE(words * 8, 32764u) << printSpecExpr(*c.type);
+    largest = std::max(largest, words);
+    if (p.family == KernelFamily::Strided && hasRecords(p.layout)) {
+      ++records;
+      largestRecords = std::max(largestRecords, words);
+      // 16 runs in all: 3 words each, and at most 16 segments.
+      EXPECT_LE(words, 16u * 3 + 16 * 8 + 16) << printSpecExpr(*c.type);
+    }
+  }
+  EXPECT_GT(records, 100);
+  std::printf("largest parameter struct: %zu words; with records: %zu\n",
+              largest, largestRecords);
 }
 
 TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
