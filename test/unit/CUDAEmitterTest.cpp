@@ -182,7 +182,7 @@ TEST(CUDAEmitter, StridedVariants) {
                        Win = StridedVariant::Window;
   const char *wide16 = "*(uint4 *)(packed + (q - p.lo)) = *(const uint4 *)";
   const char *wide8 = "*(uint2 *)(packed + (q - p.lo)) = *(const uint2 *)";
-  const char *gather = "*(ulonglong2 *)(packed + (cq - p.lo)) = r";
+  const char *gather = "ddtc_store_chunk(packed + (cq - p.lo), r, f0, f)";
   const char *batchedGather =
       "*(ulonglong2 *)(packed + (g * 16 - pa - p.lo)) = rr[u]";
   const char *window = "*(ulonglong2 *)(packed + (q0 - p.lo)) = r;";

@@ -455,6 +455,21 @@ __device__ __forceinline__ void ddtc_store16(unsigned char *d, ulonglong2 r) {
   }
 }
 
+// Store bytes [f0, f) of the chunk r, whose byte 0 belongs at d: one aligned
+// 16-byte store when the chunk is whole (d is then 16-aligned in the packed
+// buffer), else byte by byte (a chunk cut by lo or hi).
+__device__ __forceinline__ void ddtc_store_chunk(unsigned char *d,
+                                                 ulonglong2 r, unsigned f0,
+                                                 unsigned f) {
+  if (f0 == 0 && f == 16) {
+    *(ulonglong2 *)d = r;
+    return;
+  }
+  #pragma unroll 1
+  for (unsigned i = f0; i < f; ++i)
+    d[i] = (unsigned char)(i < 8 ? r.x >> (8 * i) : r.y >> (8 * (i - 8)));
+}
+
 // Ask the L2 cache for the sector holding d, ahead of a store that writes
 // only part of it (a run's first or last bytes): the cache then merges the
 // store into a whole sector, where a sector written in part has to be read
@@ -496,6 +511,10 @@ public:
 private:
   void emitParams();
   void emitLocate();
+  /// `<prefix>_next_run`, after `<prefix>_locate`: the walks' step from a
+  /// run that is done to the next (the gather kernels, the window pack's
+  /// blocks that leave their row).
+  void emitNextRun();
   /// The part of the locate function for segment `s`, a nest of points of
   /// several runs (a record), at indent `ind`: r is the byte's place in the
   /// segment of its instance.
@@ -561,6 +580,7 @@ void Emitter::emitLocate() {
   if (segs.empty()) {
     os_ << "  (void)p;\n  left = span = len = 1;\n  st = 0;\n"
            "  return q - q;\n}\n\n";
+    emitNextRun();
     return;
   }
   os_ << "  const long long inst = ddtc_div(q, p.size_mul, p.size_shift);\n"
@@ -624,6 +644,27 @@ void Emitter::emitLocate() {
   if (segs.size() > 1)
     os_ << "  }\n";
   os_ << "  return off;\n}\n\n";
+  emitNextRun();
+}
+
+void Emitter::emitNextRun() {
+  os_ << "// A walk's step to packed byte a when its run is done (left == 0): "
+         "the\n"
+         "// next run of the row, st bytes after this one's start, or a "
+         "locate.\n"
+      << "__device__ __forceinline__ void " << p_ << "_next_run(const " << p_
+      << "_params &p, long long a,\n"
+      << "    long long &o, long long &left, long long &span, long long &len,\n"
+      << "    long long &st) {\n"
+      << "  if (left != 0)\n"
+      << "    return;\n"
+      << "  if (span > 0) {\n"
+      << "    o += st - len;\n"
+      << "    left = len;\n"
+      << "  } else {\n"
+      << "    o = " << p_ << "_locate(p, a, left, span, len, st);\n"
+      << "  }\n"
+      << "}\n\n";
 }
 
 void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
@@ -1060,15 +1101,7 @@ void Emitter::emitStridedKernel(bool pack) {
   }
   os_ << "      #pragma unroll 1\n"
       << "      for (;;) {\n"
-      << "        if (left == 0) {\n"
-      << "          // The run is done: the next one of the row, or locate.\n"
-      << "          if (span > 0) {\n"
-      << "            o += st - len;\n"
-      << "            left = len;\n"
-      << "          } else {\n"
-      << "            o = " << p_ << "_locate(p, a, left, span, len, st);\n"
-      << "          }\n"
-      << "        }\n"
+      << "        " << p_ << "_next_run(p, a, o, left, span, len, st);\n"
       << "        const long long n = ddtc_min(left, b - a);\n";
   if (!pack)
     os_ << "        ddtc_fill_edges(origin + o, n, left, len);\n";
@@ -1145,16 +1178,7 @@ void Emitter::emitStridedKernel(bool pack) {
       << "          break;\n"
       << "      }\n";
   if (pack)
-    os_ << "      if (f0 == 0 && f == 16) {\n"
-        << "        *(ulonglong2 *)(packed + (cq - p.lo)) = r;\n"
-        << "      } else {\n"
-        << "        // A chunk cut by lo or hi.\n"
-        << "        #pragma unroll 1\n"
-        << "        for (unsigned i = f0; i < f; ++i)\n"
-        << "          packed[cq + i - p.lo] =\n"
-        << "              (unsigned char)(i < 8 ? r.x >> (8 * i) : r.y >> (8 "
-           "* (i - 8)));\n"
-        << "      }\n";
+    os_ << "      ddtc_store_chunk(packed + (cq - p.lo), r, f0, f);\n";
   os_ << "    }\n"
       << "  }\n";
   if (batchLoop)
