@@ -563,7 +563,7 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
     ++stats().genericLaunches;
     return Status::success();
   }
-  LaunchConfig cfg = computeLaunch(*sel.plan, count, lo, hi, maxCtas);
+  LaunchConfig cfg = computeLaunch(*sel.plan, count, lo, hi, maxCtas, pack);
   if (!cfg.error.empty())
     return Status::error(DDTC_ERROR_INTERNAL,
                          std::string(fn) + ": " + cfg.error);

@@ -175,7 +175,7 @@ TEST(CUDAEmitter, StridedVariants) {
     const char *type;
     StridedVariant pack, unpack;
     const char *packStore; // a line of the pack kernel's copy
-    int64_t batch = 1;     // chunks a thread (stridedBatch)
+    int64_t batch = 1;     // chunks a pack thread (stridedBatch)
   };
   const StridedVariant W = StridedVariant::Wide, G = StridedVariant::Gather,
                        R = StridedVariant::RunAligned,
@@ -241,7 +241,10 @@ TEST(CUDAEmitter, StridedVariants) {
     EmittedKernels k = emitCUDA(p, "k");
     EXPECT_NE(k.source.find(c.packStore), std::string::npos) << c.type;
     // The launch counts the pack kernel's chunks.
-    LaunchConfig cfg = computeLaunch(p, 2, 0, 2 * p.layout.size, 0);
+    LaunchConfig cfg = computeLaunch(p, 2, 0, 2 * p.layout.size, 0, true);
+    LaunchConfig unpackCfg =
+        computeLaunch(p, 2, 0, 2 * p.layout.size, 0, false);
+    EXPECT_EQ(unpackCfg.params, cfg.params) << c.type;
     const int64_t bytes = c.pack == W ? p.width : 16;
     EXPECT_EQ(stridedLaunchChunkBytes(p), bytes) << c.type;
     const int64_t chunks =
@@ -253,9 +256,17 @@ TEST(CUDAEmitter, StridedVariants) {
         EXPECT_EQ(cfg.params[i], chunks) << c.type;
       }
     }
-    EXPECT_EQ(stridedBatch(p), c.batch) << c.type;
+    EXPECT_EQ(stridedBatch(p, true), c.batch) << c.type;
     const int64_t threads = (chunks + c.batch - 1) / c.batch;
     EXPECT_EQ(cfg.grid, (threads + cfg.block - 1) / cfg.block) << c.type;
+    // The unpack takes one chunk a thread after a window pack, as many as
+    // the pack otherwise.
+    const int64_t unpackBatch = c.pack == Win ? 1 : c.batch;
+    EXPECT_EQ(stridedBatch(p, false), unpackBatch) << c.type;
+    EXPECT_EQ(unpackCfg.grid,
+              ((chunks + unpackBatch - 1) / unpackBatch + cfg.block - 1) /
+                  cfg.block)
+        << c.type;
   }
 }
 

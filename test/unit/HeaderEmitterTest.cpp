@@ -183,6 +183,11 @@ static void print_config(CUresult r, unsigned int grid, unsigned int block,
     CUresult r = P##_launch_config(count, lo, hi, max, &grid, &block, &p);    \
     print_config(r, grid, block, (const long long *)&p,                       \
                  (int)(sizeof p / sizeof(long long)));                        \
+    grid = 7;                                                                 \
+    block = 7;                                                                \
+    r = P##_unpack_launch_config(count, lo, hi, max, &grid, &block, &p);      \
+    print_config(r, grid, block, (const long long *)&p,                       \
+                 (int)(sizeof p / sizeof(long long)));                        \
     words_expected = (int)(sizeof p / sizeof(long long));                     \
     printf("pack %d\n",                                                       \
            (int)P##_pack((const void *)(size_t)0x1000, count, lo, hi,         \
@@ -398,6 +403,10 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "hvector(6, 4, 8, int)",
       "hvector(64, 8, 36, float)", // gather pack, wide unpack
       "vector(8, 40, 41, double)", // gather, two chunks a thread
+      // Window pack (four chunks a thread), run-aligned or wide unpack
+      // (one): the unpack has its own grid.
+      "hvector(64, 41, 48, char)",
+      "hvector(300, 5, 24, float)",
       "double",
       "contiguous(1000, char)",
       "contiguous(0, int)",
@@ -469,7 +478,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
     if (HasFailure())
       return;
     std::vector<std::string> lines = execute(exe, input.str());
-    size_t at = 0, launches = 0;
+    size_t at = 0, launches = 0, ownUnpackGrids = 0;
     std::vector<int> loads(types.size(), 0);
     std::map<size_t, uint64_t> unitTables; // type -> device address
     for (const Case &c : cases) {
@@ -477,30 +486,37 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       SCOPED_TRACE(t.expr + ": count " + std::to_string(c.count) + ", [" +
                    std::to_string(c.lo) + ", " + std::to_string(c.hi) +
                    "), max_ctas " + std::to_string(c.maxCtas));
-      LaunchConfig want = computeLaunch(t.plan, c.count, c.lo, c.hi, c.maxCtas);
-      const bool invalid = !want.error.empty() || c.maxCtas < 0;
-      // The launch_config line.
-      ASSERT_LT(at, lines.size());
-      std::istringstream cfg(lines[at++]);
+      const LaunchConfig wants[2] = {
+          computeLaunch(t.plan, c.count, c.lo, c.hi, c.maxCtas, true),
+          computeLaunch(t.plan, c.count, c.lo, c.hi, c.maxCtas, false)};
+      const bool invalid = !wants[0].error.empty() || c.maxCtas < 0;
       std::string word;
-      cfg >> word;
-      ASSERT_EQ(word, "cfg");
-      std::vector<int64_t> got = numbers(cfg);
-      ASSERT_GE(got.size(), 4u);
-      const int64_t rc = got[0], grid = got[1], block = got[2];
-      std::vector<int64_t> words(got.begin() + 4, got.end());
-      ASSERT_EQ(static_cast<int64_t>(words.size()), got[3]);
-      if (invalid) {
-        EXPECT_EQ(rc, kInvalidValue);
-      } else {
-        ASSERT_EQ(rc, 0);
-        EXPECT_EQ(grid, want.grid);
-        EXPECT_EQ(block, want.block);
-        EXPECT_EQ(words, want.params);
+      // The launch_config and unpack_launch_config lines.
+      for (const LaunchConfig &want : wants) {
+        ASSERT_LT(at, lines.size());
+        std::istringstream cfg(lines[at++]);
+        cfg >> word;
+        ASSERT_EQ(word, "cfg");
+        std::vector<int64_t> got = numbers(cfg);
+        ASSERT_GE(got.size(), 4u);
+        const int64_t rc = got[0], grid = got[1], block = got[2];
+        std::vector<int64_t> words(got.begin() + 4, got.end());
+        ASSERT_EQ(static_cast<int64_t>(words.size()), got[3]);
+        if (invalid) {
+          EXPECT_EQ(rc, kInvalidValue);
+        } else {
+          ASSERT_EQ(rc, 0);
+          EXPECT_EQ(grid, want.grid);
+          EXPECT_EQ(block, want.block);
+          EXPECT_EQ(words, want.params);
+        }
       }
+      if (wants[0].grid != wants[1].grid)
+        ++ownUnpackGrids;
       // The pack and the unpack: the module loaded on first use, one launch
       // each when something moves.
       for (const char *op : {"pack", "unpack"}) {
+        const LaunchConfig &want = wants[std::string(op) == "pack" ? 0 : 1];
         std::vector<std::string> launched;
         for (;;) {
           ASSERT_LT(at, lines.size());
@@ -560,6 +576,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
     }
     EXPECT_EQ(at, lines.size());
     EXPECT_GT(launches, cases.size());
+    EXPECT_GT(ownUnpackGrids, 0u);
     for (size_t t = 0; t < types.size(); ++t)
       EXPECT_LE(loads[t], 1) << types[t].expr << ": loaded more than once";
   }

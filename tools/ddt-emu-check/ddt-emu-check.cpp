@@ -453,11 +453,18 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
     const int64_t packedMis =
         misaligned ? static_cast<int64_t>(rng() % 16) : ((lo % 64) + 64) % 64;
     for (int64_t cap : {int64_t(0), int64_t(1), randomCap}) {
-      LaunchConfig cfg =
-          computeLaunch(cap > 1 ? otherBlock : c.plan, count, lo, hi, cap);
+      // Each direction has its launch (their grids may differ).
+      const KernelPlan &launched = cap > 1 ? otherBlock : c.plan;
+      const LaunchConfig cfgs[2] = {
+          computeLaunch(launched, count, lo, hi, cap, true),
+          computeLaunch(launched, count, lo, hi, cap, false)};
+      const LaunchConfig &cfg = cfgs[0];
       std::ostringstream call;
       call << "range [" << lo << ", " << hi << ") of " << total << ", grid "
            << cfg.grid << " x " << cfg.block
+           << (cfgs[1].grid != cfg.grid
+                   ? " (unpack " + std::to_string(cfgs[1].grid) + ")"
+                   : std::string())
            << (cap ? " (cap " + std::to_string(cap) + ")" : std::string())
            << (misaligned
                    ? ", origin misaligned by " + std::to_string(originMis) +
@@ -465,13 +472,19 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
                : alignOrigin ? std::string(", displacement 0 aligned")
                              : std::string())
            << ": ";
-      if (!cfg.error.empty())
-        return prefix + call.str() + "computeLaunch: " + cfg.error;
-      if (hi > lo && cfg.grid == 0)
-        return prefix + call.str() + "computeLaunch gives an empty grid";
+      for (const LaunchConfig &d : cfgs) {
+        if (!d.error.empty())
+          return prefix + call.str() + "computeLaunch: " + d.error;
+        if (hi > lo && d.grid == 0)
+          return prefix + call.str() + "computeLaunch gives an empty grid";
+        if (d.params != cfg.params)
+          return prefix + call.str() +
+                 "computeLaunch gives the pack and the unpack other parameters";
+      }
       auto runKernel = [&](const KernelCall &k, KernelBuffers &b) {
         lib_.watchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
                         b.readBegin, b.readEnd);
+        const LaunchConfig &cfg = cfgs[k.pack ? 0 : 1];
         if (cfg.grid > 0)
           lib_.table[2 * index + (k.pack ? 0 : 1)](
               b.origin(), b.packed(),
@@ -631,7 +644,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++window;
       if (stridedVariant(c.plan, false) == StridedVariant::RunAligned)
         ++runAligned;
-      if (stridedBatch(c.plan) > 1 &&
+      if (stridedBatch(c.plan, true) > 1 &&
           stridedVariant(c.plan, true) == StridedVariant::Gather)
         ++batched;
       if (unpackFillsSectors(c.plan))

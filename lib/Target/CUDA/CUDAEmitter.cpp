@@ -831,11 +831,10 @@ void Emitter::emitRunAlignedUnpack() {
       << "  const long long r1 = " << runOf("p.hi - 1") << " + 1;\n"
       << "  const long long slot_end = r1 * p.run_slots;\n"
       << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
-  // With a window pack the launch has a thread for stridedBatch chunks:
-  // each thread then takes that many slots a step, a launch apart, their
-  // loads issued before their stores (one slot a step lost up to 11% on
-  // an H200).
-  const int64_t K = stridedBatch(plan_);
+  // The unpack's launch has a thread for stridedBatch chunks: each thread
+  // takes that many slots a step, a launch apart, their loads issued before
+  // their stores.
+  const int64_t K = stridedBatch(plan_, false);
   const std::string KS = std::to_string(K);
   os_ << "  for (long long s0 = r0 * p.run_slots + (long long)blockIdx.x * "
          "blockDim.x +\n"
@@ -941,9 +940,8 @@ void Emitter::emitStridedKernel(bool pack) {
         << "      : (long long)(((unsigned long long)packed - (unsigned long "
            "long)p.lo) & 15);\n"
         << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
-  // The launch may have fewer threads than K chunks each (a window pack's
-  // launch: the gather unpack kernel then loops over them).
-  const int64_t K = gatherBatch(plan_);
+  // K chunks a thread: the launch of this direction (stridedBatch).
+  const int64_t K = stridedBatch(plan_, pack);
   // r = the whole chunk at `src`: as its words where the plan's words are
   // aligned but the chunk is not, else ddtc_load16 within `bounds`.
   auto wholeChunkLoad = [&](const std::string &src, const std::string &bounds) {
@@ -1559,8 +1557,8 @@ int64_t gatherBatch(const KernelPlan &plan) {
   return kStridedBatch;
 }
 
-int64_t stridedBatch(const KernelPlan &plan) {
-  return isWindowPlan(plan) ? kWindowChunks : gatherBatch(plan);
+int64_t stridedBatch(const KernelPlan &plan, bool pack) {
+  return pack && isWindowPlan(plan) ? kWindowChunks : gatherBatch(plan);
 }
 
 bool unpackFillsSectors(const KernelPlan &plan) {
@@ -1606,7 +1604,8 @@ std::string kernelShapeKey(const KernelPlan &plan) {
          : unpack == StridedVariant::Wide       ? "." + pack + "-wide"
          : unpack == StridedVariant::RunAligned ? "." + pack + "-runs"
                                                 : "." + pack) +
-        (stridedBatch(plan) > 1 ? ".b" + std::to_string(stridedBatch(plan))
+        (stridedBatch(plan, true) > 1
+             ? ".b" + std::to_string(stridedBatch(plan, true))
                                 : "") +
         (shortWordRuns(plan) ? ".short" : "") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
@@ -1674,7 +1673,7 @@ std::vector<int64_t> encodeUnitTable(const KernelPlan &plan) {
 }
 
 LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
-                           int64_t hi, int64_t maxBlocks) {
+                           int64_t hi, int64_t maxBlocks, bool pack) {
   LaunchConfig cfg;
   cfg.takesUnits = plan.family == KernelFamily::Units;
   cfg.block = plan.threadsPerBlock;
@@ -1736,7 +1735,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
       callSourceBounds(plan.layout, count, v.srcLo, v.srcHi);
       v.chunkBegin = lo / bytes;
       v.chunkEnd = ceilDiv(hi, bytes) + (stridedLaunchExtraChunk(plan) ? 1 : 0);
-      threads = ceilDiv(v.chunkEnd - v.chunkBegin, stridedBatch(plan));
+      threads = ceilDiv(v.chunkEnd - v.chunkBegin, stridedBatch(plan, pack));
     }
   }
   forEachParam(plan, v, [&](const std::string &, int64_t value, const char *) {

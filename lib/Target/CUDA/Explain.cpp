@@ -124,12 +124,16 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
        << "\n";
     if (stridedVariant(plan, true) == StridedVariant::Window)
-      os << "  threads: one per " << stridedBatch(plan) << " chunks of "
-         << stridedLaunchChunkBytes(plan) << " bytes of the packed stream, "
-         << plan.threadsPerBlock << " per block, a pack block taking "
-         << stridedBatch(plan) << " x " << plan.threadsPerBlock
-         << " consecutive chunks through its window";
-    else if (const int64_t k = stridedBatch(plan); k > 1)
+      os << "  threads: pack one per " << stridedBatch(plan, true)
+         << " chunks of " << stridedLaunchChunkBytes(plan)
+         << " bytes of the packed stream, " << plan.threadsPerBlock
+         << " per block, a block taking " << stridedBatch(plan, true) << " x "
+         << plan.threadsPerBlock
+         << " consecutive chunks through its window; unpack one per "
+         << (stridedBatch(plan, false) == 1
+                 ? std::string("chunk")
+                 : std::to_string(stridedBatch(plan, false)) + " chunks");
+    else if (const int64_t k = stridedBatch(plan, true); k > 1)
       os << "  threads: one per " << k << " chunks of "
          << stridedLaunchChunkBytes(plan)
          << " bytes of the packed stream, a launch apart, loaded together, "
@@ -157,9 +161,14 @@ std::string explainKernels(const std::string &name, const Datatype &type,
   os << "  shape: " << kernelShapeKey(plan)
      << " (layouts of one shape share one compiled kernel)\n";
   const int64_t packed = packedSize(type, count);
-  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0);
+  LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0, true);
+  LaunchConfig unpackCfg = computeLaunch(plan, count, 0, packed, 0, false);
   os << "launch for " << count << " instance(s), whole range: grid " << cfg.grid
-     << " x " << cfg.block << " threads\n";
+     << " x " << cfg.block << " threads";
+  if (unpackCfg.grid != cfg.grid)
+    os << " to pack, " << unpackCfg.grid << " x " << unpackCfg.block
+       << " to unpack";
+  os << "\n";
   // Counting sectors lists every run: only for types with a bounded number.
   int64_t runs = 0;
   if (__builtin_mul_overflow(countRuns(plan.layout), count, &runs) ||

@@ -244,6 +244,51 @@ DDTC_GENERATED_FUNCTION CUresult ddtc_generated_launch(
 #endif /* DDTC_GENERATED_COMMON_V1 */
 )";
 
+/// `<p>_unpack_launch_config`: the pack's launch with the unpack kernel's
+/// grid, which differs where the unpack takes fewer chunks a thread
+/// (stridedBatch).
+void emitUnpackLaunchC(const KernelPlan &plan, const std::string &p,
+                       std::ostream &os) {
+  const bool own = plan.family == KernelFamily::Strided &&
+                   plan.tileDim < 0 &&
+                   stridedBatch(plan, false) != stridedBatch(plan, true);
+  os << "\n/* The same for the unpack kernel: the same parameters"
+     << (own ? ", its own grid" : " and grid") << ". */\n"
+     << "DDTC_GENERATED_FUNCTION CUresult " << p
+     << "_unpack_launch_config(\n"
+     << "    long long count, long long lo, long long hi, int max_ctas,\n"
+     << "    unsigned int *grid, unsigned int *block, " << p
+     << "_params *params) {\n";
+  if (!own) {
+    os << "  return " << p
+       << "_launch_config(count, lo, hi, max_ctas, grid, block, params);\n"
+       << "}\n";
+    return;
+  }
+  const int64_t k = stridedBatch(plan, false);
+  const int64_t block = plan.threadsPerBlock;
+  os << "  long long threads, blocks;\n"
+     << "  CUresult r =\n"
+     << "      " << p
+     << "_launch_config(count, lo, hi, max_ctas, grid, block, params);\n"
+     << "  if (r != CUDA_SUCCESS || *grid == 0)\n"
+     << "    return r;\n"
+     << "  /* " << k << " chunk(s) a thread. */\n"
+     << "  threads = (params->chunk_end - params->chunk_begin"
+     << (k > 1 ? " + " + std::to_string(k - 1) + ") / " + std::to_string(k)
+               : std::string(")"))
+     << ";\n"
+     << "  blocks = threads / " << block << " + (threads % " << block
+     << " != 0);\n"
+     << "  if (max_ctas > 0 && blocks > max_ctas)\n"
+     << "    blocks = max_ctas;\n"
+     << "  if (blocks > 2147483647LL)\n"
+     << "    blocks = 2147483647LL;\n"
+     << "  *grid = (unsigned int)blocks;\n"
+     << "  return CUDA_SUCCESS;\n"
+     << "}\n";
+}
+
 } // namespace
 
 std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
@@ -333,7 +378,7 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
       os << "  params->chunk_begin = lo / " << bytes << ";\n"
          << "  params->chunk_end = hi / " << bytes << " + (hi % " << bytes
          << " != 0)" << (extra ? " + 1" : "") << ";\n";
-    if (const int64_t k = stridedBatch(plan); k > 1)
+    if (const int64_t k = stridedBatch(plan, true); k > 1)
       os << "  /* " << k << " chunks a thread. */\n"
          << "  threads = (params->chunk_end - params->chunk_begin + " << k - 1
          << ") / " << k << ";\n";
@@ -406,6 +451,7 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
   }
   if (units && nu == 0) {
     os << "}\n";
+    emitUnpackLaunchC(plan, p, os);
     return os.str();
   }
   os << "  if (threads == 0)\n"
@@ -423,6 +469,7 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
      << "  *grid = (unsigned int)blocks;\n"
      << "  return CUDA_SUCCESS;\n"
      << "}\n";
+  emitUnpackLaunchC(plan, p, os);
   return os.str();
 }
 
@@ -448,7 +495,8 @@ bool emitHeader(const std::vector<HeaderType> &types,
     }
     for (const char *suffix :
          {"_size", "_extent", "_lb", "_true_lb", "_true_extent", "_cubin",
-          "_ptx", "_units", "_params", "_launch_config", "_module_cache",
+          "_ptx", "_units", "_params", "_launch_config",
+          "_unpack_launch_config", "_module_cache",
           "_image", "_load", "_unload", "_pack", "_unpack"})
       if (!names.insert(t.prefix + suffix).second) {
         error = "the header would define '" + t.prefix + suffix +
@@ -544,8 +592,9 @@ bool emitHeader(const std::vector<HeaderType> &types,
         "(MPI_Type_size,\n"
      << " * MPI_Type_get_extent, MPI_Type_get_true_extent), the images "
         "<p>_cubin and\n"
-     << " * <p>_ptx (NUL-terminated), and <p>_launch_config(), the launch of "
-        "one call.\n"
+     << " * <p>_ptx (NUL-terminated), and <p>_launch_config() and\n"
+     << " * <p>_unpack_launch_config(), the launch of one pack or unpack "
+        "call.\n"
      << " */\n\n"
      << "#ifndef " << options.guard << "\n"
      << "#define " << options.guard << "\n\n"
@@ -633,8 +682,9 @@ bool emitHeader(const std::vector<HeaderType> &types,
          << "  unsigned int grid, block;\n"
          << "  CUresult r =\n"
          << "      " << p
-         << "_launch_config(count, lo, hi, max_ctas, &grid, &block, "
-            "&params);\n"
+         << (pack ? "_launch_config" : "_unpack_launch_config")
+         << "(count, lo, hi, max_ctas, &grid, &block,\n"
+         << "                         &params);\n"
          << "  if (r != CUDA_SUCCESS || grid == 0)\n"
          << "    return r;\n"
          << "  if (packed == NULL)\n"

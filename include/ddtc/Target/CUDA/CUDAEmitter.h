@@ -128,10 +128,12 @@ int64_t stridedLaunchChunkBytes(const KernelPlan &plan);
 /// loads"): with one load in flight a thread, the kernels' integer work left
 /// memory idle between loads.
 int64_t gatherBatch(const KernelPlan &plan);
-/// The chunks per thread of a strided plan's launch, which has that many
-/// times fewer threads: kWindowChunks for a window pack (WindowKernel.h;
-/// the unpack kernels loop over them), else gatherBatch.
-int64_t stridedBatch(const KernelPlan &plan);
+/// The chunks per thread of a strided plan's launch in one direction, which
+/// has that many times fewer threads: for the pack kWindowChunks with a
+/// window pack (WindowKernel.h), else gatherBatch; for the unpack
+/// gatherBatch. A window plan's unpack kernels get a launch of their own:
+/// taking the window's four chunks a thread cost them 3-12% on an H200.
+int64_t stridedBatch(const KernelPlan &plan, bool pack);
 /// Whether a strided plan of width 4 has no run longer than two words (and
 /// no byte path): its gather pack kernel then loads the words of a whole
 /// chunk of such runs of one row together (shape key `.short`).
@@ -203,9 +205,11 @@ struct LaunchConfig {
 /// Computes the grid, block and parameters that move packed bytes [lo, hi)
 /// of `count` instances with the kernels emitted for `plan`, with at most
 /// `maxBlocks` blocks (0: as many as the work needs, up to the hardware
-/// limit of 2^31 - 1).
+/// limit of 2^31 - 1), with the pack kernel or the unpack kernel. The
+/// parameters are the same both ways; the grid may differ (stridedBatch).
+/// Either kernel is correct with any grid.
 LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
-                           int64_t hi, int64_t maxBlocks);
+                           int64_t hi, int64_t maxBlocks, bool pack = true);
 
 /// One member of the parameter struct of a plan's kernels.
 struct ParamMember {

@@ -53,10 +53,12 @@ struct HeaderOptions {
 ///       long long lo, long long hi, int max_ctas, unsigned int *grid,
 ///       unsigned int *block, <prefix>_params *params);
 ///
-/// which computes what computeLaunch(plan, count, lo, hi, max_ctas) does:
-/// the same grid (0 when nothing moves), block and parameter words. It
-/// returns CUDA_ERROR_INVALID_VALUE where computeLaunch sets an error, and
-/// for a negative max_ctas. For the Units family it reads the host copy of
+/// which computes what computeLaunch(plan, count, lo, hi, max_ctas) does
+/// for the pack kernel: the same grid (0 when nothing moves), block and
+/// parameter words; and `<prefix>_unpack_launch_config`, of the same
+/// arguments, the unpack kernel's launch (the same parameters, its own
+/// grid). They return CUDA_ERROR_INVALID_VALUE where computeLaunch sets an
+/// error, and for a negative max_ctas. For the Units family it reads the host copy of
 /// the unit table, `<prefix>_units`, which the caller must define first.
 /// Needs <cuda.h> (for CUresult) and nothing else.
 std::string emitHostLaunchC(const KernelPlan &plan, const std::string &prefix);
