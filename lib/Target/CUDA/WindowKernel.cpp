@@ -21,6 +21,7 @@
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordWindowKernel.h"
 
 #include <cassert>
 
@@ -32,7 +33,7 @@ bool isWindowPlan(const KernelPlan &plan) {
     return false;
   const Segment &seg = plan.layout.segments.front();
   if (seg.runs.size() != 1)
-    return false;
+    return isRecordWindowPlan(plan);
   const int64_t len = seg.runs.front().length;
   const int64_t gap = getWindowRunStride(plan) - len;
   // Runs of 8-byte words long enough for two gather chunks a thread
@@ -77,8 +78,116 @@ __device__ __forceinline__ ulonglong2 ddtc_join(ulonglong2 x, ulonglong2 y,
   r.y = (x.y & hi) | (y.y & ~hi);
   return r;
 }
+// Bytes [f, f + n) of v, the others of r (1 <= n, f + n <= 16).
+__device__ __forceinline__ ulonglong2 ddtc_merge(ulonglong2 r, ulonglong2 v,
+                                                 unsigned f, unsigned n) {
+  const unsigned e = f + n;
+  const unsigned long long lo = (e >= 8 ? ~0ull : (1ull << (8 * e)) - 1) &
+                                (f >= 8 ? 0ull : ~0ull << (8 * f));
+  const unsigned long long hi =
+      (e <= 8 ? 0ull : e >= 16 ? ~0ull : (1ull << (8 * (e - 8))) - 1) &
+      (f <= 8 ? ~0ull : ~0ull << (8 * (f - 8)));
+  r.x = (r.x & ~lo) | (v.x & lo);
+  r.y = (r.y & ~hi) | (v.y & hi);
+  return r;
+}
 #endif // DDTC_WINDOW_HELPERS
 )";
+
+} // namespace
+
+void emitWindowFill(std::ostream &os, int64_t wv, int threadsPerBlock) {
+  const std::string WV = std::to_string(wv);
+  // The window's vectors a thread loads (a block of threadsPerBlock).
+  const std::string MAXV =
+      std::to_string((wv + threadsPerBlock - 1) / threadsPerBlock);
+  os << "    const ulonglong2 *wv =\n"
+        "        (const ulonglong2 *)((unsigned long long)r_lo & ~15ull);\n"
+     << "    const long long nv = (long long)(((unsigned long long)r_hi -\n"
+        "                                      (unsigned long long)wv + "
+        "15) >> 4);\n"
+     << "    windowed = windowed && nv <= " << WV << " && nv <= " << MAXV
+     << " * bd;\n"
+     << "    if (windowed) {\n"
+     << "      // The vectors inside [r_lo, r_hi), coalesced, all loads "
+        "issued first.\n"
+     << "      ulonglong2 t[" << MAXV << "];\n"
+     << "      #pragma unroll\n"
+     << "      for (int i = 0; i < " << MAXV << "; ++i) {\n"
+     << "        const long long v = threadIdx.x + i * bd;\n"
+     << "        const unsigned char *s = (const unsigned char *)(wv + v);\n"
+     << "        t[i].x = 0;\n"
+     << "        t[i].y = 0;\n"
+     << "        if (v < nv && s >= r_lo && s + 16 <= r_hi)\n"
+     << "          t[i] = wv[v];\n"
+     << "      }\n"
+     << "      #pragma unroll\n"
+     << "      for (int i = 0; i < " << MAXV << "; ++i) {\n"
+     << "        const long long v = threadIdx.x + i * bd;\n"
+     << "        const unsigned char *s = (const unsigned char *)(wv + v);\n"
+     << "        if (v < nv && s >= r_lo && s + 16 <= r_hi)\n"
+     << "          win[1 + v] = t[i];\n"
+     << "      }\n"
+     << "      // The two edge vectors: exactly their bytes of [r_lo, "
+        "r_hi).\n"
+     << "      if (threadIdx.x == 0) {\n"
+     << "        #pragma unroll 1\n"
+     << "        for (long long v = 0; v < nv; v += ddtc_max(nv - 1, 1)) {\n"
+     << "          const unsigned char *s = (const unsigned char *)(wv + "
+        "v);\n"
+     << "          if (s >= r_lo && s + 16 <= r_hi)\n"
+     << "            continue;\n"
+     << "          const unsigned char *a = s < r_lo ? r_lo : s;\n"
+     << "          const unsigned char *b = s + 16 > r_hi ? r_hi : s + 16;\n"
+     << "          ulonglong2 e;\n"
+     << "          e.x = 0;\n"
+     << "          e.y = 0;\n"
+     << "          ddtc_gather(e, (unsigned)(a - s), a, (unsigned)(b - a), "
+        "r_lo, r_hi);\n"
+     << "          win[1 + v] = e;\n"
+     << "        }\n"
+     << "      }\n"
+     << "    }\n";
+}
+
+void emitWindowFallback(std::ostream &os, const std::string &p) {
+  const std::string K = std::to_string(kWindowChunks);
+  os << "      // Straight from global memory, each chunk run by run.\n"
+     << "      #pragma unroll 1\n"
+     << "      for (int c = 0; c < " << K << "; ++c) {\n"
+     << "        const long long q0 = (g0 + threadIdx.x + c * bd) * 16 - "
+        "pa;\n"
+     << "        long long a = ddtc_max(q0, A);\n"
+     << "        const long long b = ddtc_min(q0 + 16, B);\n"
+     << "        if (a >= b)\n"
+     << "          continue;\n"
+     << "        // Each chunk locates its own first byte.\n"
+     << "        long long o = " << p
+     << "_locate(p, a, left, span, len, st);\n"
+     << "        const unsigned f0 = (unsigned)(a - q0);\n"
+     << "        unsigned f = f0;\n"
+     << "        ulonglong2 r;\n"
+     << "        r.x = 0;\n"
+     << "        r.y = 0;\n"
+     << "        #pragma unroll 1\n"
+     << "        for (;;) {\n"
+     << "          " << p << "_next_run(p, a, o, left, span, len, st);\n"
+     << "          const long long n = ddtc_min(left, b - a);\n"
+     << "          ddtc_gather(r, f, origin + o, (unsigned)n, src_lo, "
+        "src_hi);\n"
+     << "          f += (unsigned)n;\n"
+     << "          a += n;\n"
+     << "          o += n;\n"
+     << "          left -= n;\n"
+     << "          span -= n;\n"
+     << "          if (a >= b)\n"
+     << "            break;\n"
+     << "        }\n"
+     << "        ddtc_store_chunk(packed + (q0 - p.lo), r, f0, f);\n"
+     << "      }\n";
+}
+
+namespace {
 
 void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
   const Segment &seg = plan.layout.segments.front();
@@ -86,9 +195,6 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
   const int64_t wv = getWindowVectors(plan);
   const std::string WV = std::to_string(wv);
   const std::string K = std::to_string(kWindowChunks);
-  // The window's vectors a thread loads (a block of threadsPerBlock).
-  const std::string MAXV =
-      std::to_string((wv + plan.threadsPerBlock - 1) / plan.threadsPerBlock);
   // The run length's divisor: a segment without dimensions is one run an
   // instance, and its run length the instance's size.
   const std::string lenDiv =
@@ -137,55 +243,7 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
      << ");\n"
      << "    const unsigned char *r_lo = origin + oA;\n"
      << "    const unsigned char *r_hi = r_lo + (B - A) + crossed * gap;\n";
-  {
-    os << "    const ulonglong2 *wv =\n"
-          "        (const ulonglong2 *)((unsigned long long)r_lo & ~15ull);\n"
-       << "    const long long nv = (long long)(((unsigned long long)r_hi -\n"
-          "                                      (unsigned long long)wv + "
-          "15) >> 4);\n"
-       << "    windowed = windowed && nv <= " << WV << " && nv <= " << MAXV
-       << " * bd;\n"
-       << "    if (windowed) {\n"
-       << "      // The vectors inside [r_lo, r_hi), coalesced, all loads "
-          "issued first.\n"
-       << "      ulonglong2 t[" << MAXV << "];\n"
-       << "      #pragma unroll\n"
-       << "      for (int i = 0; i < " << MAXV << "; ++i) {\n"
-       << "        const long long v = threadIdx.x + i * bd;\n"
-       << "        const unsigned char *s = (const unsigned char *)(wv + v);\n"
-       << "        t[i].x = 0;\n"
-       << "        t[i].y = 0;\n"
-       << "        if (v < nv && s >= r_lo && s + 16 <= r_hi)\n"
-       << "          t[i] = wv[v];\n"
-       << "      }\n"
-       << "      #pragma unroll\n"
-       << "      for (int i = 0; i < " << MAXV << "; ++i) {\n"
-       << "        const long long v = threadIdx.x + i * bd;\n"
-       << "        const unsigned char *s = (const unsigned char *)(wv + v);\n"
-       << "        if (v < nv && s >= r_lo && s + 16 <= r_hi)\n"
-       << "          win[1 + v] = t[i];\n"
-       << "      }\n"
-       << "      // The two edge vectors: exactly their bytes of [r_lo, "
-          "r_hi).\n"
-       << "      if (threadIdx.x == 0) {\n"
-       << "        #pragma unroll 1\n"
-       << "        for (long long v = 0; v < nv; v += ddtc_max(nv - 1, 1)) {\n"
-       << "          const unsigned char *s = (const unsigned char *)(wv + "
-          "v);\n"
-       << "          if (s >= r_lo && s + 16 <= r_hi)\n"
-       << "            continue;\n"
-       << "          const unsigned char *a = s < r_lo ? r_lo : s;\n"
-       << "          const unsigned char *b = s + 16 > r_hi ? r_hi : s + 16;\n"
-       << "          ulonglong2 e;\n"
-       << "          e.x = 0;\n"
-       << "          e.y = 0;\n"
-       << "          ddtc_gather(e, (unsigned)(a - s), a, (unsigned)(b - a), "
-          "r_lo, r_hi);\n"
-       << "          win[1 + v] = e;\n"
-       << "        }\n"
-       << "      }\n"
-       << "    }\n";
-  }
+  emitWindowFill(os, wv, plan.threadsPerBlock);
   os << "    __syncthreads();\n";
   {
     os << "    if (windowed) {\n"
@@ -224,41 +282,9 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
           "(unsigned)gap : 0u)];\n"
        << "        }\n"
        << "      }\n"
-       << "    } else {\n"
-       << "      // Straight from global memory, each chunk run by run.\n"
-       << "      #pragma unroll 1\n"
-       << "      for (int c = 0; c < " << K << "; ++c) {\n"
-       << "        const long long q0 = (g0 + threadIdx.x + c * bd) * 16 - "
-          "pa;\n"
-       << "        long long a = ddtc_max(q0, A);\n"
-       << "        const long long b = ddtc_min(q0 + 16, B);\n"
-       << "        if (a >= b)\n"
-       << "          continue;\n"
-       << "        // Each chunk locates its own first byte.\n"
-       << "        long long o = " << p
-       << "_locate(p, a, left, span, len, st);\n"
-       << "        const unsigned f0 = (unsigned)(a - q0);\n"
-       << "        unsigned f = f0;\n"
-       << "        ulonglong2 r;\n"
-       << "        r.x = 0;\n"
-       << "        r.y = 0;\n"
-       << "        #pragma unroll 1\n"
-       << "        for (;;) {\n"
-       << "          " << p << "_next_run(p, a, o, left, span, len, st);\n"
-       << "          const long long n = ddtc_min(left, b - a);\n"
-       << "          ddtc_gather(r, f, origin + o, (unsigned)n, src_lo, "
-          "src_hi);\n"
-       << "          f += (unsigned)n;\n"
-       << "          a += n;\n"
-       << "          o += n;\n"
-       << "          left -= n;\n"
-       << "          span -= n;\n"
-       << "          if (a >= b)\n"
-       << "            break;\n"
-       << "        }\n"
-       << "        ddtc_store_chunk(packed + (q0 - p.lo), r, f0, f);\n"
-       << "      }\n"
-       << "    }\n";
+       << "    } else {\n";
+    emitWindowFallback(os, p);
+    os << "    }\n";
   }
   os << "    // The next tile reuses the window.\n"
      << "    __syncthreads();\n"
@@ -272,7 +298,10 @@ void emitWindowPack(const KernelPlan &plan, const std::string &prefix,
                     std::ostream &os) {
   assert(isWindowPlan(plan) && "a window plan");
   os << kWindowHelpers;
-  emitPack(plan, prefix, os);
+  if (plan.layout.segments.front().runs.size() == 1)
+    emitPack(plan, prefix, os);
+  else
+    emitRecordWindowPack(plan, prefix, os);
 }
 
 } // namespace ddtc

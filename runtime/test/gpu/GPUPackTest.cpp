@@ -525,6 +525,16 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        3000},
       {"hindexed([1], [4], hvector(2000, 44, 48, char))", 2},
       {"hvector(3, 1, 45000, hvector(100, 409, 420, char))", 2},
+      // Records of several runs through the window: one struct per
+      // instance, rows of 700 structs that some blocks leave, fields of
+      // words at an offset.
+      {"resized(0, 48, struct([3, 1], [0, 36], [double, int]))", 4000},
+      {"hvector(3, 1, 50000, contiguous(700, resized(0, 48, struct([3, 1], "
+       "[0, 36], [double, int]))))",
+       2},
+      {"contiguous(900, resized(0, 32, struct([2, 3], [4, 16], [int, "
+       "float])))",
+       3},
       {"vector(3000, 1, 2, float)", 2},
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
@@ -556,7 +566,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
 
   double firstCallMs = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
-      shortWordTypes = 0, windowTypes = 0, recordTypes = 0;
+      shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
+      recordWindowTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -606,8 +617,12 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
       // A segment of several runs per point: "d1r3" in the shape.
-      recordTypes += std::strncmp(info.shape, "strided.", 8) == 0 &&
-                     std::strchr(std::strrchr(info.shape, '.'), 'r') != nullptr;
+      const bool records =
+          std::strncmp(info.shape, "strided.", 8) == 0 &&
+          std::strchr(std::strrchr(info.shape, '.'), 'r') != nullptr;
+      recordTypes += records;
+      recordWindowTypes +=
+          records && std::strstr(info.shape, ".window") != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -651,8 +666,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s)\n",
               runAlignedTypes);
-  std::printf("window packs (dense records) served %d type(s)\n",
-              windowTypes);
+  std::printf("window packs (dense records) served %d type(s), %d of "
+              "them of several runs per nest point\n",
+              windowTypes, recordWindowTypes);
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);

@@ -46,7 +46,8 @@ constexpr int64_t kWindowChunks = 4;
 /// segment with one run, whose consecutive runs (along the innermost
 /// dimension, or from instance to instance without dimensions) are within
 /// the bounds above, and not runs of 8-byte words of kBatchMinRun bytes or
-/// more (the batched Gather pack is faster there).
+/// more (the batched Gather pack is faster there); or a record window plan
+/// (isRecordWindowPlan, RecordWindowKernel.h).
 bool isWindowPlan(const KernelPlan &plan);
 
 /// The distance between consecutive runs of a window plan's rows: the
@@ -59,6 +60,18 @@ int64_t getWindowRunStride(const KernelPlan &plan);
 /// blocks, or a layout of the same shape with wider gaps) moves its chunks
 /// straight from global memory.
 int64_t getWindowVectors(const KernelPlan &plan);
+
+/// Pieces the record window pack (RecordWindowKernel.h) shares: statements,
+/// inside a block step, that set `windowed` false where the window of the
+/// source span [r_lo, r_hi) would not fit in `wv` vectors, and otherwise
+/// load it into `win` (vector v of the span, aligned down, at win[1 + v]):
+/// the vectors inside the span with coalesced loads, the two at its edges
+/// exactly;
+void emitWindowFill(std::ostream &os, int64_t wv, int threadsPerBlock);
+/// the statements of a block step for a block that does not use its window
+/// (its chunks leave their row, or the window does not fit): each of the
+/// thread's chunks walked run by run from global memory.
+void emitWindowFallback(std::ostream &os, const std::string &prefix);
 
 /// Appends the pack kernel `<prefix>_pack` of a window plan, after the
 /// helpers, the parameter struct and `<prefix>_locate`.
