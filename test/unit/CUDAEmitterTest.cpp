@@ -233,6 +233,16 @@ TEST(CUDAEmitter, StridedVariants) {
            {"hvector(10, 31, 48, char)", G, G, gather},
            // Byte path or width 1: gather both ways.
            {"hvector(10, 3, 7, char)", G, G, gather},
+           // Records of bytes (runs in order): run-aligned unpack up to 4
+           // runs a point, gather from 5; records of words: wide.
+           {"resized(0, 48, struct([1, 1, 1], [0, 36, 40], [double, int, "
+            "char]))",
+            G, R, gather},
+           {"resized(0, 40, struct([1, 1, 1, 1, 1], [0, 4, 8, 12, 16], "
+            "[char, char, char, char, char]))",
+            G, G, gather},
+           {"resized(0, 48, struct([2, 1], [0, 36], [float, int]))", G, W,
+            gather},
        }) {
     KernelPlan p = plan(c.type);
     ASSERT_EQ(p.family, KernelFamily::Strided) << c.type;

@@ -630,7 +630,8 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   double runSeconds = since(t0);
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
-          fills = 0, records = 0, units = 0, recordWindow = 0;
+          fills = 0, records = 0, units = 0, recordWindow = 0,
+          recordAligned = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -644,8 +645,10 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++window;
         recordWindow += hasRecords(c.plan.layout);
       }
-      if (stridedVariant(c.plan, false) == StridedVariant::RunAligned)
+      if (stridedVariant(c.plan, false) == StridedVariant::RunAligned) {
         ++runAligned;
+        recordAligned += hasRecords(c.plan.layout);
+      }
       if (stridedBatch(c.plan, true) > 1 &&
           stridedVariant(c.plan, true) == StridedVariant::Gather)
         ++batched;
@@ -656,11 +659,13 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
     }
   }
   std::printf("kernels: %lld strided (%lld window pack (%lld of records), "
-              "%lld run-aligned unpack, %lld batched gather, %lld unpack "
-              "filling sectors, %lld with records), %lld units, %lld tile\n",
+              "%lld run-aligned unpack (%lld of records), %lld batched "
+              "gather, %lld unpack filling sectors, %lld with records), %lld "
+              "units, %lld tile\n",
               static_cast<long long>(strided), static_cast<long long>(window),
               static_cast<long long>(recordWindow),
               static_cast<long long>(runAligned),
+              static_cast<long long>(recordAligned),
               static_cast<long long>(batched), static_cast<long long>(fills),
               static_cast<long long>(records), static_cast<long long>(units),
               static_cast<long long>(tile));

@@ -12,6 +12,7 @@
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
 #include "ddtc/Core/PackRange.h"
+#include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/TileKernel.h"
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
@@ -168,9 +169,8 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("src_lo", v.srcLo, "origin offset of the first byte the call holds");
     fn("src_hi", v.srcHi, "origin offset past the last byte the call holds");
     if (stridedVariant(plan, false) == StridedVariant::RunAligned)
-      divisor("run_slots",
-              runAlignedSlots(l.segments.front().runs.front().length),
-              "unpack: destination vectors per run");
+      divisor("run_slots", runAlignedSlots(getPointSpan(plan)),
+              "unpack: destination vectors per point");
   } else {
     fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
     fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
@@ -904,7 +904,10 @@ void Emitter::emitStridedKernel(bool pack) {
     return;
   }
   if (stridedVariant(plan_, pack) == StridedVariant::RunAligned) {
-    emitRunAlignedUnpack();
+    if (hasRecords(plan_.layout))
+      emitRecordAlignedUnpack(plan_, p_, os_);
+    else
+      emitRunAlignedUnpack();
     return;
   }
   if (stridedVariant(plan_, pack) == StridedVariant::Window) {
@@ -1535,10 +1538,16 @@ StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
   // offset, the gather kernel against the wide one: 0.24 vs 0.36 of memcpy
   // at 16-byte runs, 0.29 vs 0.39 at 32, 0.36 vs 0.32 at 64 and 0.46 vs
   // 0.40 at 128.
-  return !plan.needsBytePath && w >= 4 &&
-                 (w == 16 || longestRun(plan) < kWideUnpackMaxRun)
-             ? StridedVariant::Wide
-             : StridedVariant::Gather;
+  if (!plan.needsBytePath && w >= 4 &&
+      (w == 16 || longestRun(plan) < kWideUnpackMaxRun))
+    return StridedVariant::Wide;
+  // Records of narrow words with few runs: a destination vector a thread
+  // (RecordUnpackKernel.h), where the gather kernel located each run's
+  // piece of a chunk anew.
+  if (plan.tileDim < 0 && w < 4 && hasOrderedRecord(plan) &&
+      plan.layout.segments.front().runs.size() <= kRecordAlignedMaxRuns)
+    return StridedVariant::RunAligned;
+  return StridedVariant::Gather;
 }
 
 int64_t stridedLaunchChunkBytes(const KernelPlan &plan) {

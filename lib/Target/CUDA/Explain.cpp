@@ -5,6 +5,7 @@
 #include "ddtc/Core/CanonicalLayout.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 
 #include <algorithm>
 #include <climits>
@@ -114,8 +115,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
         return "window (a block reads the runs of its 16-byte chunks, gaps "
                "included, into a shared window with aligned 16-byte loads)";
       if (stridedVariant(plan, pack) == StridedVariant::RunAligned)
-        return "run-aligned (one 16-byte destination vector of one run per "
-               "thread, aligned in the destination)";
+        return hasRecords(plan.layout)
+                   ? "run-aligned (one 16-byte destination vector of one "
+                     "point per thread, aligned in the destination, its "
+                     "pieces loaded at once)"
+                   : "run-aligned (one 16-byte destination vector of one run "
+                     "per thread, aligned in the destination)";
       if (!pack && stridedUnpackPhase(plan) >= 0)
         return "gather (16-byte chunks aligned in the destination: uniform "
                "phase)";
@@ -144,8 +149,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
          << " per block";
     if (stridedVariant(plan, false) == StridedVariant::RunAligned)
       os << " (the unpack kernel loops over "
-         << runAlignedSlots(plan.layout.segments.front().runs.front().length)
-         << " destination vectors per run)";
+         << runAlignedSlots(getPointSpan(plan)) << " destination vectors per "
+         << (hasRecords(plan.layout) ? "point" : "run") << ")";
     os << "\n";
     if (unpackFillsSectors(plan))
       os << "  unpack: where a run of " << kFillMinRun << " B to "

@@ -13,6 +13,7 @@
 #include "ddtc/Target/CUDA/RecordWindowKernel.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include <algorithm>
@@ -58,15 +59,11 @@ bool isRecordWindowPlan(const KernelPlan &plan) {
       plan.width >= 8 || plan.layout.segments.size() != 1)
     return false;
   const Segment &seg = plan.layout.segments.front();
-  if (seg.runs.size() < 2 ||
+  if (!hasOrderedRecord(plan) ||
       static_cast<int64_t>(seg.runs.size()) > kMaxPointRuns)
     return false;
-  for (size_t j = 1; j < seg.runs.size(); ++j)
-    if (seg.runs[j - 1].offset + seg.runs[j - 1].length > seg.runs[j].offset)
-      return false; // not in increasing order, or overlapping
   const int64_t pb = seg.pointBytes();
-  const int64_t span =
-      seg.runs.back().offset + seg.runs.back().length - seg.runs.front().offset;
+  const int64_t span = getPointSpan(plan);
   const int64_t stride = pointStride(plan);
   return span <= stride && stride <= 2 * pb &&
          getRecordWindowVectors(plan) <= kRecordWindowMaxVectors;

@@ -535,6 +535,15 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"contiguous(900, resized(0, 32, struct([2, 3], [4, 16], [int, "
        "float])))",
        3},
+      // Records of bytes, unpacked a destination vector a thread: one
+      // struct per instance, rows of structs of three runs at an odd
+      // offset.
+      {"resized(0, 48, struct([1, 1, 1], [0, 36, 40], [double, int, "
+       "char]))",
+       5000},
+      {"hvector(3, 1, 9000, contiguous(150, resized(0, 52, struct([2, 1, 1], "
+       "[1, 20, 33], [short, int, char]))))",
+       2},
       {"vector(3000, 1, 2, float)", 2},
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
@@ -567,7 +576,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   double firstCallMs = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
       shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
-      recordWindowTypes = 0;
+      recordWindowTypes = 0, recordAlignedTypes = 0;
   for (size_t i = 0; i < types.size() && !contextLost; ++i) {
     const std::string spec = "t = " + types[i].first + "\n";
     SpecFile parsed;
@@ -612,7 +621,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     ddtc_kernel_info info;
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
-      runAlignedTypes += std::strstr(info.shape, ".gather-runs.") != nullptr;
+      runAlignedTypes += std::strstr(info.shape, "-runs.") != nullptr;
       windowTypes += std::strstr(info.shape, ".window") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
@@ -623,6 +632,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       recordTypes += records;
       recordWindowTypes +=
           records && std::strstr(info.shape, ".window") != nullptr;
+      recordAlignedTypes +=
+          records && std::strstr(info.shape, "-runs.") != nullptr;
       if (i < 11)
         std::printf("  %-40.40s shape %-22s origin %d compile %.1f ms\n",
                     types[i].first.c_str(), info.shape, info.origin,
@@ -664,8 +675,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("tile kernels (transposing layouts) served %d type(s)\n",
               tileTypes);
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
-              "%d type(s)\n",
-              runAlignedTypes);
+              "%d type(s), %d of them of several runs per nest point\n",
+              runAlignedTypes, recordAlignedTypes);
   std::printf("window packs (dense records) served %d type(s), %d of "
               "them of several runs per nest point\n",
               windowTypes, recordWindowTypes);
