@@ -244,6 +244,18 @@ DDTC_GENERATED_FUNCTION CUresult ddtc_generated_launch(
 #endif /* DDTC_GENERATED_COMMON_V1 */
 )";
 
+/// The end of a launch computation from `blocks`: capped by max_ctas and by
+/// the grid's limit, then returned.
+void emitGridReturn(std::ostream &os) {
+  os << "  if (max_ctas > 0 && blocks > max_ctas)\n"
+     << "    blocks = max_ctas;\n"
+     << "  if (blocks > 2147483647LL)\n"
+     << "    blocks = 2147483647LL;\n"
+     << "  *grid = (unsigned int)blocks;\n"
+     << "  return CUDA_SUCCESS;\n"
+     << "}\n";
+}
+
 /// `<p>_unpack_launch_config`: the pack's launch with the unpack kernel's
 /// grid, which differs where the unpack takes fewer chunks a thread
 /// (stridedBatch).
@@ -279,14 +291,8 @@ void emitUnpackLaunchC(const KernelPlan &plan, const std::string &p,
                : std::string(")"))
      << ";\n"
      << "  blocks = threads / " << block << " + (threads % " << block
-     << " != 0);\n"
-     << "  if (max_ctas > 0 && blocks > max_ctas)\n"
-     << "    blocks = max_ctas;\n"
-     << "  if (blocks > 2147483647LL)\n"
-     << "    blocks = 2147483647LL;\n"
-     << "  *grid = (unsigned int)blocks;\n"
-     << "  return CUDA_SUCCESS;\n"
-     << "}\n";
+     << " != 0);\n";
+  emitGridReturn(os);
 }
 
 } // namespace
@@ -461,14 +467,7 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
   else
     os << "  blocks = threads / " << block << " + (threads % " << block
        << " != 0);\n";
-  os
-     << "  if (max_ctas > 0 && blocks > max_ctas)\n"
-     << "    blocks = max_ctas;\n"
-     << "  if (blocks > 2147483647LL)\n"
-     << "    blocks = 2147483647LL;\n"
-     << "  *grid = (unsigned int)blocks;\n"
-     << "  return CUDA_SUCCESS;\n"
-     << "}\n";
+  emitGridReturn(os);
   emitUnpackLaunchC(plan, p, os);
   return os.str();
 }

@@ -84,7 +84,6 @@ void emitRecordWindowPack(const KernelPlan &plan, const std::string &p,
   const Segment &seg = plan.layout.segments.front();
   const size_t nd = seg.dims.size();
   const int64_t wv = getRecordWindowVectors(plan);
-  const std::string WV = std::to_string(wv);
   const std::string K = std::to_string(kWindowChunks);
   // Point bytes, their divisor and the distance between points of a row.
   const std::string pb = nd == 0 ? "p.size" : "p.s0_pb";
@@ -92,30 +91,8 @@ void emitRecordWindowPack(const KernelPlan &plan, const std::string &p,
   const std::string stride =
       nd == 0 ? "p.extent" : "p.s0_st" + std::to_string(nd - 1);
   emitRunSearch(plan, p, os);
-  os << "extern \"C\" __global__ void " << p << "_pack(\n"
-     << "    const unsigned char *__restrict__ origin,\n"
-     << "    unsigned char *__restrict__ packed,\n"
-     << "    const " << p << "_params p) {\n"
-     << "  // The window, with a vector of room before it and two after.\n"
-     << "  __shared__ ulonglong2 win[" << WV << " + 3];\n"
-     << "  const long long pa =\n"
-        "      (long long)(((unsigned long long)packed - (unsigned long "
-        "long)p.lo) & 15);\n"
-     << "  const long long bd = blockDim.x;\n"
-     << "  const long long tile = " << K << " * bd;\n"
-     << "  const unsigned char *src_lo = origin + p.src_lo;\n"
-     << "  const unsigned char *src_hi = origin + p.src_hi;\n"
-     << "  for (long long g0 = p.chunk_begin + (long long)blockIdx.x * tile;\n"
-     << "       g0 < p.chunk_end; g0 += (long long)gridDim.x * tile) {\n"
-     << "    const long long A = ddtc_max(g0 * 16 - pa, p.lo);\n"
-     << "    const long long B =\n"
-        "        ddtc_min(ddtc_min(g0 + tile, p.chunk_end) * 16 - pa, p.hi);\n"
-     << "    if (A >= B)\n"
-     << "      continue;\n"
-     << "    long long left, span, len, st;\n"
-     << "    const long long oA = " << p
-     << "_locate(p, A, left, span, len, st);\n"
-     << "    // A is byte zA of its point; rowLeft packed bytes from A on are "
+  emitWindowBlockStart(os, p, wv);
+  os << "    // A is byte zA of its point; rowLeft packed bytes from A on are "
         "its row's.\n"
      << "    const long long rA = A - ddtc_div(A, p.size_mul, p.size_shift) "
         "* p.size;\n";
@@ -189,11 +166,8 @@ void emitRecordWindowPack(const KernelPlan &plan, const std::string &p,
      << "      }\n"
      << "    } else {\n";
   emitWindowFallback(os, p);
-  os << "    }\n"
-     << "    // The next tile reuses the window.\n"
-     << "    __syncthreads();\n"
-     << "  }\n"
-     << "}\n\n";
+  os << "    }\n";
+  emitWindowBlockEnd(os);
 }
 
 } // namespace ddtc

@@ -96,6 +96,47 @@ __device__ __forceinline__ ulonglong2 ddtc_merge(ulonglong2 r, ulonglong2 v,
 
 } // namespace
 
+void emitWindowBlockStart(std::ostream &os, const std::string &p,
+                          int64_t wv) {
+  const std::string K = std::to_string(kWindowChunks);
+  os << "extern \"C\" __global__ void " << p << "_pack(\n"
+     << "    const unsigned char *__restrict__ origin,\n"
+     << "    unsigned char *__restrict__ packed,\n"
+     << "    const " << p << "_params p) {\n"
+     << "  // The window, with a vector of room before it and two after for\n"
+     << "  // the reads that straddle its ends.\n"
+     << "  __shared__ ulonglong2 win[" << wv << " + 3];\n"
+     << "  // Chunks are aligned in the packed buffer; a block takes " << K
+     << " x blockDim.x\n"
+     << "  // of them, a thread " << K << ", blockDim.x apart.\n"
+     << "  const long long pa =\n"
+        "      (long long)(((unsigned long long)packed - (unsigned long "
+        "long)p.lo) & 15);\n"
+     << "  const long long bd = blockDim.x;\n"
+     << "  const long long tile = " << K << " * bd;\n"
+     << "  const unsigned char *src_lo = origin + p.src_lo;\n"
+     << "  const unsigned char *src_hi = origin + p.src_hi;\n"
+     << "  for (long long g0 = p.chunk_begin + (long long)blockIdx.x * tile;\n"
+     << "       g0 < p.chunk_end; g0 += (long long)gridDim.x * tile) {\n"
+     << "    // The block's packed bytes [A, B) (the same for all its "
+        "threads).\n"
+     << "    const long long A = ddtc_max(g0 * 16 - pa, p.lo);\n"
+     << "    const long long B =\n"
+        "        ddtc_min(ddtc_min(g0 + tile, p.chunk_end) * 16 - pa, p.hi);\n"
+     << "    if (A >= B)\n"
+     << "      continue;\n"
+     << "    long long left, span, len, st;\n"
+     << "    const long long oA = " << p
+     << "_locate(p, A, left, span, len, st);\n";
+}
+
+void emitWindowBlockEnd(std::ostream &os) {
+  os << "    // The next tile reuses the window.\n"
+     << "    __syncthreads();\n"
+     << "  }\n"
+     << "}\n\n";
+}
+
 void emitWindowFill(std::ostream &os, int64_t wv, int threadsPerBlock) {
   const std::string WV = std::to_string(wv);
   // The window's vectors a thread loads (a block of threadsPerBlock).
@@ -193,41 +234,12 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
   const Segment &seg = plan.layout.segments.front();
   const bool rows = !seg.dims.empty();
   const int64_t wv = getWindowVectors(plan);
-  const std::string WV = std::to_string(wv);
   const std::string K = std::to_string(kWindowChunks);
   // The run length's divisor: a segment without dimensions is one run an
   // instance, and its run length the instance's size.
   const std::string lenDiv =
       rows ? "p.s0_len_mul, p.s0_len_shift" : "p.size_mul, p.size_shift";
-  os << "extern \"C\" __global__ void " << p << "_pack(\n"
-     << "    const unsigned char *__restrict__ origin,\n"
-     << "    unsigned char *__restrict__ packed,\n"
-     << "    const " << p << "_params p) {\n"
-     << "  // The window, with a vector of room before it and two after for\n"
-     << "  // the reads that straddle its ends.\n"
-     << "  __shared__ ulonglong2 win[" << WV << " + 3];\n"
-     << "  // Chunks are aligned in the packed buffer; a block takes " << K
-     << " x blockDim.x\n"
-     << "  // of them, a thread " << K << ", blockDim.x apart.\n"
-     << "  const long long pa =\n"
-        "      (long long)(((unsigned long long)packed - (unsigned long "
-        "long)p.lo) & 15);\n"
-     << "  const long long bd = blockDim.x;\n"
-     << "  const long long tile = " << K << " * bd;\n";
-  os << "  const unsigned char *src_lo = origin + p.src_lo;\n"
-     << "  const unsigned char *src_hi = origin + p.src_hi;\n";
-  os << "  for (long long g0 = p.chunk_begin + (long long)blockIdx.x * tile;\n"
-     << "       g0 < p.chunk_end; g0 += (long long)gridDim.x * tile) {\n"
-     << "    // The block's packed bytes [A, B) (the same for all its "
-        "threads).\n"
-     << "    const long long A = ddtc_max(g0 * 16 - pa, p.lo);\n"
-     << "    const long long B =\n"
-        "        ddtc_min(ddtc_min(g0 + tile, p.chunk_end) * 16 - pa, p.hi);\n"
-     << "    if (A >= B)\n"
-     << "      continue;\n"
-     << "    long long left, span, len, st;\n"
-     << "    const long long oA = " << p
-     << "_locate(p, A, left, span, len, st);\n";
+  emitWindowBlockStart(os, p, wv);
   if (!rows)
     os << "    // One run an instance: the row is the instances.\n"
        << "    st = p.extent;\n"
@@ -286,10 +298,7 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
     emitWindowFallback(os, p);
     os << "    }\n";
   }
-  os << "    // The next tile reuses the window.\n"
-     << "    __syncthreads();\n"
-     << "  }\n"
-     << "}\n\n";
+  emitWindowBlockEnd(os);
 }
 
 } // namespace

@@ -61,7 +61,15 @@ int64_t getWindowRunStride(const KernelPlan &plan);
 /// straight from global memory.
 int64_t getWindowVectors(const KernelPlan &plan);
 
-/// Pieces the record window pack (RecordWindowKernel.h) shares: statements,
+/// Pieces the record window pack (RecordWindowKernel.h) shares: the pack
+/// kernel's signature, its shared window of `wv` vectors, and a block step's
+/// start up to the locate of the block's first packed byte A (`oA`; B is
+/// the end of its bytes);
+void emitWindowBlockStart(std::ostream &os, const std::string &prefix,
+                          int64_t wv);
+/// the end of a block step and of the kernel;
+void emitWindowBlockEnd(std::ostream &os);
+/// statements,
 /// inside a block step, that set `windowed` false where the window of the
 /// source span [r_lo, r_hi) would not fit in `wv` vectors, and otherwise
 /// load it into `win` (vector v of the span, aligned down, at win[1 + v]):
