@@ -45,7 +45,10 @@ bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
       return false;
     runs += static_cast<int64_t>(s.runs.size());
   }
-  return !hasRecords(layout) || runs <= std::min(maxPointRuns, kMaxPointRuns);
+  if (hasRecords(layout))
+    return runs <= std::min(maxPointRuns, kMaxPointRuns);
+  return static_cast<int64_t>(layout.segments.size()) <= kMaxStridedSegments ||
+         countRuns(layout) > kMaxTableRuns;
 }
 
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
@@ -111,6 +114,13 @@ bool alignAccesses(KernelPlan &plan, std::string &error, int64_t maxPointRuns) {
                             str(split) +
                             " run(s) split into prologue, wide body, epilogue");
   } else {
+    if (static_cast<int64_t>(l.segments.size()) > kMaxPlanSegments) {
+      error = "the layout has " + str(l.segments.size()) +
+              " segments and more runs than a unit table lists (" +
+              str(kMaxTableRuns) + "); a strided kernel takes at most " +
+              str(kMaxPlanSegments) + " segments";
+      return false;
+    }
     aligned.notes.push_back(
         "alignment-prologues: width " + str(width) +
         (aligned.needsBytePath

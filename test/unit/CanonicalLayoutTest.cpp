@@ -181,6 +181,43 @@ TEST(Plan, RecordsOfFewRunsAreStridedNests) {
   EXPECT_EQ(nine.family, KernelFamily::Units);
 }
 
+TEST(Plan, ManySegmentsTakeUnitsWhereATableListsTheirRuns) {
+  // A struct of n vectors of single doubles (count + j of them, 2 to 6
+  // apart), 64 MiB apart: no two segments merge.
+  auto vectors = [](int n, int count) {
+    std::string counts, displs, types;
+    for (int j = 0; j < n; ++j) {
+      counts += (j ? ", " : "") + std::string("1");
+      displs += (j ? ", " : "") + std::to_string((int64_t(1) << 26) * j);
+      types += (j ? ", " : "") + std::string("vector(") +
+               std::to_string(count + j) + ", 1, " +
+               std::to_string(2 + j % 5) + ", double)";
+    }
+    return "t = struct([" + counts + "], [" + displs + "], [" + types + "])";
+  };
+  auto plan = [&](int n, int count, KernelPlan &p, std::string &error) {
+    return ddtc::planKernel(*parse(vectors(n, count)), p, error,
+                            PlanOptions());
+  };
+  KernelPlan p;
+  std::string error;
+  // kMaxStridedSegments segments are a strided plan, one more a units plan.
+  ASSERT_TRUE(plan(kMaxStridedSegments, 100, p, error)) << error;
+  EXPECT_EQ(p.layout.segments.size(), size_t(kMaxStridedSegments));
+  EXPECT_EQ(p.family, KernelFamily::Strided);
+  ASSERT_TRUE(plan(kMaxStridedSegments + 1, 100, p, error)) << error;
+  EXPECT_EQ(p.family, KernelFamily::Units);
+  EXPECT_FALSE(fitsStridedFamily(p.layout));
+  // Runs a table cannot list (17 x 300,000 > kMaxTableRuns): strided.
+  ASSERT_TRUE(plan(kMaxStridedSegments + 1, 300000, p, error)) << error;
+  EXPECT_EQ(p.family, KernelFamily::Strided);
+  EXPECT_TRUE(p.units.empty());
+  // Beyond kMaxPlanSegments such a layout has no plan, and says why.
+  EXPECT_FALSE(plan(kMaxPlanSegments + 1, 20000, p, error));
+  EXPECT_NE(error.find("257 segments"), std::string::npos) << error;
+  EXPECT_NE(error.find("at most 256 segments"), std::string::npos) << error;
+}
+
 TEST(Plan, TriangleIsCutIntoEqualUnits) {
   std::string spec = "t = indexed([";
   std::string displs;

@@ -62,13 +62,29 @@ enum class KernelFamily : uint8_t {
 /// strided layout with one nest per run: kNestMaxNests.)
 constexpr int64_t kMaxPointRuns = 16;
 
+/// The most segments of one run per point a strided plan has where a unit
+/// table could list the layout's runs instead. Each chunk's locate compares
+/// its byte with every segment's end, each segment adds 6 or more parameter
+/// words, and the compile grows faster than the segments (a struct of 16, 32
+/// and 64 vectors: 103, 199 and 391 parameter words, compiles of 0.38, 0.78
+/// and 2.1 s on a 2-core build machine; 600 vectors: 3607 words, 264 s).
+constexpr int64_t kMaxStridedSegments = 16;
+
+/// The most segments any strided plan has: the layouts of more segments
+/// than kMaxStridedSegments whose runs no unit table could list (more than
+/// kMaxTableRuns) stay strided up to this bound, which keeps the kernels'
+/// parameter struct well inside the 32764 bytes a CUDA kernel takes (600
+/// segments needed 28856). Planning fails beyond it.
+constexpr int64_t kMaxPlanSegments = 256;
+
 /// Whether some segment of `layout` has several runs per nest point (a
 /// record).
 bool hasRecords(const CanonicalLayout &layout);
 
-/// Whether the strided family can move `layout`: every segment has one run
-/// per nest point, or all of them together have at most `maxPointRuns` (up
-/// to kMaxPointRuns).
+/// Whether the strided family moves `layout`: every segment has one run per
+/// nest point and there are at most kMaxStridedSegments segments (or more,
+/// whose runs a unit table could not list), or all segments together have
+/// at most `maxPointRuns` runs per point (up to kMaxPointRuns).
 bool fitsStridedFamily(const CanonicalLayout &layout,
                        int64_t maxPointRuns = kMaxPointRuns);
 
