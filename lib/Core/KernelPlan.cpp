@@ -114,11 +114,11 @@ bool alignAccesses(KernelPlan &plan, std::string &error, int64_t maxPointRuns) {
                             str(split) +
                             " run(s) split into prologue, wide body, epilogue");
   } else {
-    if (static_cast<int64_t>(l.segments.size()) > kMaxPlanSegments) {
+    if (static_cast<int64_t>(l.segments.size()) > kMaxStridedSegments) {
       error = "the layout has " + str(l.segments.size()) +
               " segments and more runs than a unit table lists (" +
               str(kMaxTableRuns) + "); a strided kernel takes at most " +
-              str(kMaxPlanSegments) + " segments";
+              str(kMaxStridedSegments) + " segments";
       return false;
     }
     aligned.notes.push_back(

@@ -1050,20 +1050,16 @@ DDTC_TEST("no-compiler", noCompiler) {
   CHECK(std::strstr(ddtc_last_error(), "cannot load NVRTC"));
   // Without the generic kernels (sync mode, a type of more nests than the
   // nest kernels take and more units than allowed), the commit itself fails.
-  // Its segments are more than a strided plan takes where a unit table could
-  // list the runs (kMaxStridedSegments), so it has more runs than a table
-  // lists (kMaxTableRuns): 17 vectors of 250,000 doubles and more.
   setenv("DDTC_JIT", "sync", 1);
   setenv("DDTC_GENERIC_MAX_UNITS", "1", 1);
   resetRuntime();
   std::string lens, displs, types;
   for (int i = 0; i <= kNestMaxNests; ++i) {
     lens += (i ? ", " : "") + std::string("1");
-    displs += (i ? ", " : "") + std::to_string(int64_t(i) << 26);
+    displs += (i ? ", " : "") + std::to_string(i * 20000);
     // A stride of its own each: no two merge into one nest.
-    types += (i ? ", " : "") + std::string("vector(") +
-             std::to_string(250000 + i) + ", 1, " + std::to_string(2 + i) +
-             ", double)";
+    types += (i ? ", " : "") + std::string("vector(100, 1, ") +
+             std::to_string(2 + i) + ", double)";
   }
   ddtc_type u = makeType("big = struct([" + lens + "], [" + displs + "], [" +
                          types + "])\n");

@@ -395,10 +395,7 @@ TEST(ComputeLaunch, ParametersFitTheKernelLimit) {
     if (!planKernel(*c.type, p, error))
       continue;
     const size_t words = describeParams(p).size();
-    // Within the 4 KiB of kernel parameters of drivers before CUDA 12.1
-    // (32764 bytes since): strided plans whose runs a table could list have
-    // at most kMaxStridedSegments segments.
-    EXPECT_LE(words * 8, 4096u) << printSpecExpr(*c.type);
+    EXPECT_LE(words * 8, 32764u) << printSpecExpr(*c.type);
     if (p.family == KernelFamily::Strided)
       EXPECT_LE(p.layout.segments.size(), size_t(kMaxStridedSegments))
           << printSpecExpr(*c.type);

@@ -62,20 +62,17 @@ enum class KernelFamily : uint8_t {
 /// strided layout with one nest per run: kNestMaxNests.)
 constexpr int64_t kMaxPointRuns = 16;
 
-/// The most segments of one run per point a strided plan has where a unit
-/// table could list the layout's runs instead. Each chunk's locate compares
-/// its byte with every segment's end, each segment adds 6 or more parameter
-/// words, and the compile grows faster than the segments (a struct of 16, 32
-/// and 64 vectors: 103, 199 and 391 parameter words, compiles of 0.38, 0.78
-/// and 2.1 s on a 2-core build machine; 600 vectors: 3607 words, 264 s).
-constexpr int64_t kMaxStridedSegments = 16;
-
-/// The most segments any strided plan has: the layouts of more segments
-/// than kMaxStridedSegments whose runs no unit table could list (more than
-/// kMaxTableRuns) stay strided up to this bound, which keeps the kernels'
-/// parameter struct well inside the 32764 bytes a CUDA kernel takes (600
-/// segments needed 28856). Planning fails beyond it.
-constexpr int64_t kMaxPlanSegments = 256;
+/// The most segments of one run per point a strided plan has. Each chunk's
+/// locate compares its byte with every segment's end (a struct of 20
+/// vectors of single doubles still packed at the traffic limit on an H200),
+/// but the parameter struct grows by 6 or more words a segment and the
+/// compile faster than the segments: a struct of 16, 64 and 600 vectors had
+/// 103, 391 and 3607 parameter words and compiled in 0.38, 2.1 and 264 s on
+/// a 2-core build machine, and about 680 would pass the 32764 bytes of
+/// parameters a CUDA kernel takes. A layout of more segments is a units plan
+/// where a unit table can list its runs (kMaxTableRuns); otherwise it has no
+/// plan.
+constexpr int64_t kMaxStridedSegments = 256;
 
 /// Whether some segment of `layout` has several runs per nest point (a
 /// record).
@@ -83,8 +80,9 @@ bool hasRecords(const CanonicalLayout &layout);
 
 /// Whether the strided family moves `layout`: every segment has one run per
 /// nest point and there are at most kMaxStridedSegments segments (or more,
-/// whose runs a unit table could not list), or all segments together have
-/// at most `maxPointRuns` runs per point (up to kMaxPointRuns).
+/// whose runs a unit table could not list: planning then fails), or all
+/// segments together have at most `maxPointRuns` runs per point (up to
+/// kMaxPointRuns).
 bool fitsStridedFamily(const CanonicalLayout &layout,
                        int64_t maxPointRuns = kMaxPointRuns);
 
