@@ -23,13 +23,6 @@ namespace ddtc {
 
 namespace {
 
-/// The distance between consecutive points of a row: the innermost stride,
-/// or the extent without dimensions (the instances are the row).
-int64_t pointStride(const KernelPlan &plan) {
-  const Segment &seg = plan.layout.segments.front();
-  return seg.dims.empty() ? plan.layout.extent : seg.dims.back().stride;
-}
-
 /// `<prefix>_run(p, z, b, len)`: the run of byte z of a point (0 <= z <
 /// pointBytes): its origin offset from the point's first run is returned,
 /// the byte's place in it is set in b and its length in len.
@@ -64,7 +57,7 @@ bool isRecordWindowPlan(const KernelPlan &plan) {
     return false;
   const int64_t pb = seg.pointBytes();
   const int64_t span = getPointSpan(plan);
-  const int64_t stride = pointStride(plan);
+  const int64_t stride = getWindowRunStride(plan);
   return span <= stride && stride <= 2 * pb &&
          getRecordWindowVectors(plan) <= kRecordWindowMaxVectors;
 }
@@ -75,7 +68,7 @@ int64_t getRecordWindowVectors(const KernelPlan &plan) {
   // A block's bytes touch at most t / pointBytes + 2 points; the window
   // starts up to 15 bytes before an aligned vector.
   const int64_t points = t / std::max<int64_t>(seg.pointBytes(), 1) + 2;
-  return (points * pointStride(plan) + 15 + 15) / 16;
+  return (points * getWindowRunStride(plan) + 15 + 15) / 16;
 }
 
 void emitRecordWindowPack(const KernelPlan &plan, const std::string &p,

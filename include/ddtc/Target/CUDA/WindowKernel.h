@@ -50,8 +50,8 @@ constexpr int64_t kWindowChunks = 4;
 /// (isRecordWindowPlan, RecordWindowKernel.h).
 bool isWindowPlan(const KernelPlan &plan);
 
-/// The distance between consecutive runs of a window plan's rows: the
-/// innermost stride, or the extent without dimensions.
+/// The distance between consecutive runs (or records) of a window plan's
+/// rows: the innermost stride, or the extent without dimensions.
 int64_t getWindowRunStride(const KernelPlan &plan);
 
 /// The 16-byte vectors of a block's shared window (one block of
