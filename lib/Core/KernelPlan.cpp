@@ -209,7 +209,10 @@ bool balanceWorkUnits(KernelPlan &plan) {
                        str(shortest == INT64_MAX ? 0 : shortest) + ".." +
                        str(longest) + " bytes cut into " +
                        str(plan.units.size()) + " work unit(s) of at most " +
-                       str(plan.unitBytes) + " bytes, one warp each");
+                       str(plan.unitBytes) + " bytes, " +
+                       str(plan.layout.size /
+                           std::max<int64_t>(1, plan.units.size())) +
+                       " on average");
   return before.family != plan.family || before.units != plan.units ||
          before.unitBytes != plan.unitBytes;
 }

@@ -66,11 +66,15 @@ bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
   return true;
 }
 
-KernelPlan makeUnitsShapePlan(int width) {
+KernelPlan makeUnitsShapePlan(int width, bool chunks) {
   KernelPlan plan;
   plan.family = KernelFamily::Units;
   plan.width = width;
   plan.unitBytes = kWarp * width * kChunksPerLane;
+  if (chunks) {
+    plan.layout.size = 1;
+    plan.units.push_back({0, 0, 1, 0});
+  }
   return plan;
 }
 

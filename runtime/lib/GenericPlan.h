@@ -38,9 +38,10 @@ int64_t estimateUnits(const CanonicalLayout &layout);
 bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
                    KernelPlan &out);
 
-/// A plan whose only meaningful fields are the family (Units) and the width:
-/// what emitCUDA needs to print the generic kernels of that width.
-KernelPlan makeUnitsShapePlan(int width);
+/// A plan whose only meaningful fields are the family (Units), the width
+/// and whether its units are short (unitsByChunks: one unit of one byte):
+/// what emitCUDA needs to print the generic kernels of that shape.
+KernelPlan makeUnitsShapePlan(int width, bool chunks);
 
 } // namespace ddtc::rt
 

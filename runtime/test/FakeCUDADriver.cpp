@@ -434,6 +434,8 @@ struct FakeFunction {
   bool pack;
   int width;
   bool nest;
+  /// A units kernel of short units (shape units.w<width>.chunks).
+  bool chunks;
 };
 int moduleStorage;
 
@@ -597,25 +599,31 @@ CUresult cuModuleUnload(void *) { return kSuccess; }
 CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
   // Filled once, so that threads looking up functions write nothing shared.
   static struct Functions {
-    FakeFunction f[2][2][17];
+    FakeFunction f[2][2][2][17];
     Functions() {
       for (int nest = 0; nest < 2; ++nest)
-        for (int pack = 0; pack < 2; ++pack)
-          for (int w = 0; w < 17; ++w)
-            f[nest][pack][w] = {pack == 1, w, nest == 1};
+        for (int chunks = 0; chunks < 2; ++chunks)
+          for (int pack = 0; pack < 2; ++pack)
+            for (int w = 0; w < 17; ++w)
+              f[nest][chunks][pack][w] = {pack == 1, w, nest == 1,
+                                          chunks == 1};
     }
   } functions;
   int width = 0;
-  char kind[8] = "", dir[16] = "";
-  if (std::sscanf(name, "ddtc_%7[a-z]_w%d_%15s", kind, &width, dir) != 3 ||
+  char kind[8] = "", tail[24] = "";
+  if (std::sscanf(name, "ddtc_%7[a-z]_w%d_%23s", kind, &width, tail) != 3 ||
       !(width == 1 || width == 2 || width == 4 || width == 8 || width == 16))
     return kNotFound;
   const bool nest = std::strcmp(kind, "nest") == 0;
+  const char *dir = tail;
+  const bool chunks = !nest && std::strncmp(tail, "chunks_", 7) == 0;
+  if (chunks)
+    dir += 7;
   bool pack = std::strcmp(dir, "pack") == 0;
   if ((!nest && std::strcmp(kind, "units") != 0) ||
       (!pack && std::strcmp(dir, "unpack") != 0))
     return kNotFound;
-  *f = &functions.f[nest][pack][width];
+  *f = &functions.f[nest][chunks][pack][width];
   return kSuccess;
 }
 CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
@@ -640,6 +648,12 @@ CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
     else if (f->nest)                                                          \
       enqueueRun<ddtc_nest_w##W##_params, MO, CO>(*s, ddtc_nest_w##W##_unpack, \
                                                   gx, bx, params);             \
+    else if (f->chunks && f->pack)                                             \
+      enqueueRun<ddtc_units_w##W##_chunks_params, CO, MO>(                     \
+          *s, ddtc_units_w##W##_chunks_pack, gx, bx, params);                  \
+    else if (f->chunks)                                                        \
+      enqueueRun<ddtc_units_w##W##_chunks_params, MO, CO>(                     \
+          *s, ddtc_units_w##W##_chunks_unpack, gx, bx, params);                \
     else if (f->pack)                                                          \
       enqueueRun<ddtc_units_w##W##_params, CO, MO>(*s, ddtc_units_w##W##_pack, \
                                                    gx, bx, params);            \

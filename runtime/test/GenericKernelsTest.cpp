@@ -21,6 +21,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/NestKernel.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
@@ -224,7 +225,8 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
            " bytes";
   if (rt::estimateUnits(spec.layout) < static_cast<int64_t>(g.units.size()))
     return "estimateUnits is below the real count";
-  if (kernelShapeKey(g) != "units.w" + std::to_string(g.width))
+  if (kernelShapeKey(g) != "units.w" + std::to_string(g.width) +
+                              (unitsByChunks(g) ? ".chunks" : ""))
     return "unexpected shape " + kernelShapeKey(g);
   ++servedBy()[kernelShapeKey(g)];
 
@@ -255,7 +257,7 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
           ddtcEmuWatchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
                             b.readBegin, b.readEnd);
           if (cfg.grid > 0 &&
-              !launchUnitsKernel(call.pack, g.width, cfg,
+              !launchUnitsKernel(call.pack, g.width, unitsByChunks(g), cfg,
                                  static_cast<unsigned char *>(b.origin()),
                                  static_cast<unsigned char *>(b.packed()),
                                  table.data()))

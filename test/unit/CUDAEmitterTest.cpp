@@ -5,6 +5,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
 #include <gtest/gtest.h>
@@ -145,17 +146,25 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
        {"vector(10, 2, 4, double)", "hvector(64, 3, 7, char)",
         "indexed([1, 2, 3], [0, 5, 11], int)", "contiguous(0, double)",
         "struct([1, 1], [0, 20], [vector(3, 1, 2, double), vector(4, 1, 3, "
-        "int)])"}) {
+        "int)])",
+        "indexed([40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, "
+        "55, 56, 57, 58, 59], [0, 64, 128, 192, 256, 320, 384, 448, 512, 576, "
+        "640, 704, 768, 832, 896, 960, 1024, 1088, 1152, 1216], double)",
+        "indexed([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], [0, 4, "
+        "8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68], "
+        "int)"}) {
     KernelPlan p = plan(expr);
     EmittedKernels k = emitCUDA(p, "ddtc_t");
     SCOPED_TRACE(expr);
     EXPECT_EQ(k.source.find("#include"), std::string::npos);
     EXPECT_EQ(k.packName, "ddtc_t_pack");
     EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
-    // Units kernels bound their registers (6 blocks of 256 per SM).
-    const std::string bounds = p.family == KernelFamily::Units
-                                   ? "__launch_bounds__(256, 6) "
-                                   : "";
+    // Units kernels of a warp a unit bound their registers (6 blocks of 256
+    // per SM).
+    const std::string bounds =
+        p.family == KernelFamily::Units && !unitsByChunks(p)
+            ? "__launch_bounds__(256, 6) "
+            : "";
     EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
                             "ddtc_t_pack("),
               std::string::npos);
@@ -454,6 +463,64 @@ TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
           << "item " << item << " range " << lo << ".." << hi;
     }
     EXPECT_EQ(cfg.grid == 0, num == 0);
+  }
+}
+
+TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {
+  // Runs of 1-3 doubles: units of 8-24 bytes, a 16-byte chunk a thread.
+  KernelPlan shortRuns = planUnits(
+      "indexed([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], [0, 4, "
+      "8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68], "
+      "double)");
+  // Another table of short runs: the same source.
+  KernelPlan otherShort =
+      planUnits("indexed([5, 1, 7, 2], [0, 10, 30, 50], double)");
+  // Runs of 40-59 doubles: units of 320-472 bytes, a warp each.
+  KernelPlan longRuns = planUnits(
+      "indexed([40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, "
+      "55, 56, 57, 58, 59], [0, 64, 128, 192, 256, 320, 384, 448, 512, 576, "
+      "640, 704, 768, 832, 896, 960, 1024, 1088, 1152, 1216], double)");
+  ASSERT_EQ(shortRuns.family, KernelFamily::Units);
+  ASSERT_EQ(longRuns.family, KernelFamily::Units);
+  EXPECT_TRUE(unitsByChunks(shortRuns));
+  EXPECT_TRUE(unitsByChunks(otherShort));
+  EXPECT_FALSE(unitsByChunks(longRuns));
+  EXPECT_FALSE(unitsByChunks(plan("vector(10, 2, 4, double)")));
+  EXPECT_EQ(kernelShapeKey(shortRuns), "units.w8.chunks");
+  EXPECT_EQ(kernelShapeKey(longRuns), "units.w8");
+  EXPECT_EQ(emitCUDA(shortRuns, "k").source, emitCUDA(otherShort, "k").source);
+  const std::string source = emitCUDA(shortRuns, "k").source;
+  EXPECT_NE(source.find("__shared__ long long at_s[" +
+                        std::to_string(kChunkUnitsGroup) + " + 1];"),
+            std::string::npos);
+  EXPECT_EQ(emitCUDA(longRuns, "k").source.find("__shared__"),
+            std::string::npos);
+
+  // Groups hold about kChunkUnitsPerThread chunks a thread: fewer items
+  // for longer units, a power of two from 32 to kChunkUnitsGroup.
+  const int64_t gShort = getChunkUnitsGroup(shortRuns);
+  const int64_t gLong = getChunkUnitsGroup(longRuns);
+  EXPECT_GT(gShort, gLong);
+  EXPECT_EQ(gLong, 32);
+  for (int64_t g : {gShort, gLong}) {
+    EXPECT_EQ(g & (g - 1), 0);
+    EXPECT_GE(g, 32);
+    EXPECT_LE(g, kChunkUnitsGroup);
+  }
+  EXPECT_LE(gShort * shortRuns.layout.size /
+                static_cast<int64_t>(shortRuns.units.size()),
+            shortRuns.threadsPerBlock * 16 * kChunkUnitsPerThread);
+
+  // One block per group of the call's items; the group is the last word.
+  const int64_t nu = static_cast<int64_t>(shortRuns.units.size());
+  for (int64_t count : {1, 7, 1000, 100000}) {
+    const int64_t total = count * shortRuns.layout.size;
+    LaunchConfig cfg = computeLaunch(shortRuns, count, 0, total, 0);
+    ASSERT_TRUE(cfg.error.empty());
+    EXPECT_EQ(cfg.params.back(), gShort);
+    EXPECT_EQ(cfg.grid, (count * nu + gShort - 1) / gShort) << count;
+    EXPECT_EQ(computeLaunch(shortRuns, count, 0, total, 3).grid,
+              std::min<int64_t>(3, cfg.grid));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include <gtest/gtest.h>
 
@@ -440,7 +441,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       "float))))",
   };
   std::vector<TestType> types;
-  int strided = 0, units = 0, tiles = 0;
+  int strided = 0, units = 0, tiles = 0, chunks = 0;
   for (const char *e : exprs) {
     SpecFile spec;
     std::string error;
@@ -452,6 +453,7 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
     t.prefix = "t" + std::to_string(types.size());
     (t.plan.family == KernelFamily::Units ? units : strided)++;
     tiles += t.plan.tileDim >= 0;
+    chunks += unitsByChunks(t.plan);
     types.push_back(t);
   }
   // A Units plan without units (an empty layout the passes did not see).
@@ -463,6 +465,9 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
   types.push_back(none);
   ASSERT_GE(strided, 10);
   ASSERT_GE(units, 4);
+  // Both units designs: a warp a unit, and a chunk a thread (short units).
+  ASSERT_GE(chunks, 1);
+  ASSERT_LT(chunks, units);
   ASSERT_EQ(tiles, 3);
 
   std::mt19937_64 rng(7);

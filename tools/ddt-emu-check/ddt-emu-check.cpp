@@ -9,6 +9,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Testing/CheckerOptions.h"
 #include "ddtc/Testing/KernelCheck.h"
 #include "ddtc/Testing/RandomDatatype.h"
@@ -631,12 +632,13 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
           fills = 0, records = 0, units = 0, recordWindow = 0,
-          recordAligned = 0;
+          recordAligned = 0, unitChunks = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
     if (c.plan.family == KernelFamily::Units) {
       ++units;
+      unitChunks += unitsByChunks(c.plan);
     } else if (c.plan.tileDim >= 0) {
       ++tile;
     } else {
@@ -661,14 +663,14 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   std::printf("kernels: %lld strided (%lld window pack (%lld of records), "
               "%lld run-aligned unpack (%lld of records), %lld batched "
               "gather, %lld unpack filling sectors, %lld with records), %lld "
-              "units, %lld tile\n",
+              "units (%lld a chunk a thread), %lld tile\n",
               static_cast<long long>(strided), static_cast<long long>(window),
               static_cast<long long>(recordWindow),
               static_cast<long long>(runAligned),
               static_cast<long long>(recordAligned),
               static_cast<long long>(batched), static_cast<long long>(fills),
               static_cast<long long>(records), static_cast<long long>(units),
-              static_cast<long long>(tile));
+              static_cast<long long>(unitChunks), static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),

@@ -7,6 +7,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include <vector>
 
@@ -67,7 +68,8 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
     unsigned char *p = reinterpret_cast<unsigned char *>(
         (reinterpret_cast<uintptr_t>(packed.data()) + 15) & ~uintptr_t(15));
     if (cfg.grid > 0 &&
-        !launchUnitsKernel(true, g.width, cfg, origin, p, table.data()))
+        !launchUnitsKernel(true, g.width, unitsByChunks(g), cfg, origin, p,
+                           table.data()))
       return "no generic kernel of width " + std::to_string(g.width);
     for (int64_t k = from; k < to; ++k)
       if (p[k - from] != ref[static_cast<size_t>(k)])
@@ -79,7 +81,8 @@ std::string checkGenericKernels(const Datatype &type, int64_t count,
     referenceUnpackRange(type, count, ref.data(), from, to,
                          expect.data() + (origin - source.data()));
     if (cfg.grid > 0)
-      launchUnitsKernel(false, g.width, cfg, dstOrigin, p, table.data());
+      launchUnitsKernel(false, g.width, unitsByChunks(g), cfg, dstOrigin, p,
+                        table.data());
     if (dst != expect)
       return "generic unpack differs from the reference" + where;
   }

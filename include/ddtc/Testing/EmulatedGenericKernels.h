@@ -40,37 +40,41 @@ bool emulateGenericKernel(void (*kernel)(Origin, Packed, Params,
   return true;
 }
 
-// The pack (or unpack) kernel of `width` among ddtc_<kind>_w<width>_*; no
-// kernel (false) for another width.
-#define DDTC_EMU_GENERIC_CASE(kind, W)                                         \
+// The pack (or unpack) kernel of `width` among ddtc_<kind>_w<width><v>_*;
+// no kernel (false) for another width.
+#define DDTC_EMU_GENERIC_CASE(kind, W, v)                                      \
   case W:                                                                      \
-    return pack ? emulateGenericKernel(ddtc_##kind##_w##W##_pack, cfg, origin, \
-                                       packed, units)                          \
-                : emulateGenericKernel(ddtc_##kind##_w##W##_unpack, cfg,       \
+    return pack ? emulateGenericKernel(ddtc_##kind##_w##W##v##_pack, cfg,      \
+                                       origin, packed, units)                  \
+                : emulateGenericKernel(ddtc_##kind##_w##W##v##_unpack, cfg,    \
                                        origin, packed, units);
-#define DDTC_EMU_GENERIC_WIDTHS(kind)                                          \
+#define DDTC_EMU_GENERIC_WIDTHS(kind, v)                                       \
   switch (width) {                                                             \
-    DDTC_EMU_GENERIC_CASE(kind, 1)                                             \
-    DDTC_EMU_GENERIC_CASE(kind, 2)                                             \
-    DDTC_EMU_GENERIC_CASE(kind, 4)                                             \
-    DDTC_EMU_GENERIC_CASE(kind, 8)                                             \
-    DDTC_EMU_GENERIC_CASE(kind, 16)                                            \
+    DDTC_EMU_GENERIC_CASE(kind, 1, v)                                          \
+    DDTC_EMU_GENERIC_CASE(kind, 2, v)                                          \
+    DDTC_EMU_GENERIC_CASE(kind, 4, v)                                          \
+    DDTC_EMU_GENERIC_CASE(kind, 8, v)                                          \
+    DDTC_EMU_GENERIC_CASE(kind, 16, v)                                         \
   }                                                                            \
   return false;
 
 /// Runs the work-unit pack (or unpack) kernel of `width` over the unit table
-/// `units`; false when there is no such kernel or `cfg` is not for it.
-inline bool launchUnitsKernel(bool pack, int64_t width, const LaunchConfig &cfg,
-                              unsigned char *origin, unsigned char *packed,
-                              const long long *units) {
-  DDTC_EMU_GENERIC_WIDTHS(units)
+/// `units`, the chunk kernel (shape units.w<width>.chunks) when `chunks`;
+/// false when there is no such kernel or `cfg` is not for it.
+inline bool launchUnitsKernel(bool pack, int64_t width, bool chunks,
+                              const LaunchConfig &cfg, unsigned char *origin,
+                              unsigned char *packed, const long long *units) {
+  if (chunks) {
+    DDTC_EMU_GENERIC_WIDTHS(units, _chunks)
+  }
+  DDTC_EMU_GENERIC_WIDTHS(units, )
 }
 
 /// The same for the nest kernel of `width` (it takes no unit table).
 inline bool launchNestKernel(bool pack, int64_t width, const LaunchConfig &cfg,
                              unsigned char *origin, unsigned char *packed) {
   const long long *units = nullptr;
-  DDTC_EMU_GENERIC_WIDTHS(nest)
+  DDTC_EMU_GENERIC_WIDTHS(nest, )
 }
 
 #undef DDTC_EMU_GENERIC_WIDTHS

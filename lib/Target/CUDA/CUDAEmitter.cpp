@@ -14,6 +14,7 @@
 #include "ddtc/Core/PackRange.h"
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/TileKernel.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include <algorithm>
@@ -66,21 +67,12 @@ constexpr int64_t kUnitsResidentThreads = 1536;
 /// Chunks a lane of a units unpack kernel moves per step (emitUnitsKernel).
 constexpr int kUnitsUnpackBatch = 2;
 
-/// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
-/// value is shifted out of a 16-byte chunk (cudaAccessType's 8-byte type,
-/// uint2, is a vector, which does not shift).
-const char *wordType(int64_t width) {
-  return width == 2   ? "unsigned short"
-         : width == 4 ? "unsigned int"
-                      : "unsigned long long";
-}
-
 /// Statements, at `indent`, that fill the 16-byte chunk `r` from the words
 /// of `width` (4 or 8) bytes at `src`, a word-aligned address: the same
 /// aligned accesses in every lane, reading only the chunk's bytes.
 std::string wordChunkLoad(int64_t width, const std::string &src,
                           const std::string &indent) {
-  std::string T = wordType(width);
+  std::string T = cudaWordType(width);
   std::string w = "((const " + T + " *)(" + src + "))";
   if (width == 8)
     return indent + "r.x = " + w + "[0];\n" + indent + "r.y = " + w + "[1];\n";
@@ -138,6 +130,9 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("first_item", v.firstItem,
        "first (instance, unit) item overlapping [lo, hi)");
     fn("num_items", v.numItems, "items from first_item on");
+    if (unitsByChunks(plan))
+      fn("group", getChunkUnitsGroup(plan),
+         "items a block takes per step of its loop");
     return;
   }
   if (plan.tileDim >= 0) {
@@ -1127,7 +1122,7 @@ void Emitter::emitStridedKernel(bool pack) {
         << (w_ - 1) << ") == 0) {\n"
         << "          // A run of one word (blocks of one element): the word\n"
         << "          // itself, at its place in the chunk.\n"
-        << "          ddtc_put(r, f, *(const " << wordType(w_)
+        << "          ddtc_put(r, f, *(const " << cudaWordType(w_)
         << " *)(origin + o));\n";
     if (w_ == 4)
       os_ << "        } else if (n == 8 && ((f | (unsigned)sm) & 3) == 0) {\n"
@@ -1159,7 +1154,7 @@ void Emitter::emitStridedKernel(bool pack) {
       // (then a divergent loop of variable shifts, which made these
       // kernels bound by integer work).
       const std::string W = std::to_string(w_);
-      const char *T = wordType(w_);
+      const char *T = cudaWordType(w_);
       os_ << "        } else if (((f | (unsigned)n | (unsigned)(unsigned long "
              "long)(origin + o)) & "
           << (w_ - 1) << ") == 0) {\n"
@@ -1282,7 +1277,7 @@ void Emitter::emitUnitsKernel(bool pack) {
     // warp): where its bytes are whole words at word-aligned places on both
     // sides, a word copy, instead of the variable shifts of ddtc_gather and
     // ddtc_scatter that the whole warp would wait for.
-    const char *T = wordType(w_);
+    const char *T = cudaWordType(w_);
     os_ << "        if ((((unsigned long long)(sa + c0) | (unsigned long "
            "long)(da + c0) |\n"
         << "              (unsigned long long)(c1 - c0)) & "
@@ -1329,7 +1324,9 @@ EmittedKernels Emitter::run() {
          << " threads per block";
   if (out.takesUnits)
     banner << ", " << plan_.units.size() << " work unit(s) of at most "
-           << plan_.unitBytes << " bytes";
+           << plan_.unitBytes << " bytes, "
+           << (unitsByChunks(plan_) ? "a 16-byte chunk a thread"
+                                    : "a warp a unit");
   else if (plan_.tileDim >= 0)
     banner << ", tile pack and unpack (" << kTileElems << "x" << kTileElems
            << " elements along dimension " << plan_.tileDim
@@ -1351,7 +1348,10 @@ EmittedKernels Emitter::run() {
       << "#endif\n"
       << kHelpers << "\n";
   emitParams();
-  if (out.takesUnits) {
+  if (out.takesUnits && unitsByChunks(plan_)) {
+    emitUnitsChunkKernel(plan_, p_, true, os_);
+    emitUnitsChunkKernel(plan_, p_, false, os_);
+  } else if (out.takesUnits) {
     emitUnitsKernel(true);
     emitUnitsKernel(false);
   } else if (plan_.tileDim >= 0) {
@@ -1593,7 +1593,8 @@ bool stridedLaunchExtraChunk(const KernelPlan &plan) {
 std::string kernelShapeKey(const KernelPlan &plan) {
   std::string key;
   if (plan.family == KernelFamily::Units)
-    return "units.w" + std::to_string(plan.width);
+    return "units.w" + std::to_string(plan.width) +
+           (unitsByChunks(plan) ? ".chunks" : "");
   if (plan.tileDim >= 0) {
     // The element's accesses and which dimensions the tile pairs.
     const Segment &seg = plan.layout.segments.front();
@@ -1731,7 +1732,10 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
             a = m + 1;
         }
         v.numItems = a - v.firstItem;
-        if (__builtin_mul_overflow(v.numItems, int64_t(32), &threads))
+        // A block per group of items (chunk kernels), else a warp per item.
+        if (unitsByChunks(plan))
+          threads = ceilDiv(v.numItems, getChunkUnitsGroup(plan)) * cfg.block;
+        else if (__builtin_mul_overflow(v.numItems, int64_t(32), &threads))
           threads = std::numeric_limits<int64_t>::max();
       }
     } else if (plan.tileDim >= 0) {
@@ -1762,6 +1766,12 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
     blocks = std::min(blocks, maxBlocks);
   cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
   return cfg;
+}
+
+const char *cudaWordType(int64_t width) {
+  return width == 2   ? "unsigned short"
+         : width == 4 ? "unsigned int"
+                      : "unsigned long long";
 }
 
 const char *cudaAccessType(int64_t width) {

@@ -6,6 +6,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include <algorithm>
 #include <climits>
@@ -96,8 +97,17 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     int64_t wide = 0;
     for (const WorkUnit &u : plan.units)
       wide += u.wide;
-    os << "  threads: one warp (32 threads) per work unit, "
-       << plan.threadsPerBlock << " per block\n"
+    if (unitsByChunks(plan))
+      os << "  threads: one per 16-byte chunk of the packed stream (the units "
+            "are "
+         << plan.layout.size / static_cast<int64_t>(plan.units.size())
+         << " bytes on average), " << plan.threadsPerBlock
+         << " per block, a block taking " << getChunkUnitsGroup(plan)
+         << " consecutive work items at a time\n";
+    else
+      os << "  threads: one warp (32 threads) per work unit, "
+         << plan.threadsPerBlock << " per block\n";
+    os
        << "  work units: " << plan.units.size() << " per instance (" << wide
        << " wide), at most " << plan.unitBytes << " bytes each\n";
   } else if (plan.tileDim >= 0) {

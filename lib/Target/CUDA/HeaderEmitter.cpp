@@ -18,6 +18,7 @@
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/TileKernel.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include <algorithm>
 #include <cctype>
@@ -420,7 +421,7 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
           "*/\n";
   } else {
     os << "  {\n"
-       << "    /* One warp per (instance, unit) item: the first item ending "
+       << "    /* The (instance, unit) items: the first item ending "
           "after lo\n"
        << "       and the first starting at hi or later (binary searches). "
           "*/\n"
@@ -449,11 +450,16 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
        << "      else\n"
        << "        a = m + 1;\n"
        << "    }\n"
-       << "    params->num_items = a - params->first_item;\n"
-       << "    threads = params->num_items > " << lit(kMax / 32) << "\n"
-       << "                  ? " << lit(kMax) << "\n"
-       << "                  : params->num_items * 32;\n"
-       << "  }\n";
+       << "    params->num_items = a - params->first_item;\n";
+    if (const int64_t g = getChunkUnitsGroup(plan); unitsByChunks(plan))
+      os << "    /* A block per " << g << " items. */\n"
+         << "    threads = (params->num_items / " << g
+         << " + (params->num_items % " << g << " != 0)) * " << block << ";\n";
+    else
+      os << "    threads = params->num_items > " << lit(kMax / 32) << "\n"
+         << "                  ? " << lit(kMax) << "\n"
+         << "                  : params->num_items * 32;\n";
+    os << "  }\n";
   }
   if (units && nu == 0) {
     os << "}\n";

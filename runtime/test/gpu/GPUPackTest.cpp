@@ -574,6 +574,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
+  int unitsTypes = 0, chunkUnitsTypes = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
       shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
       recordWindowTypes = 0, recordAlignedTypes = 0;
@@ -621,6 +622,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     ddtc_kernel_info info;
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
+      unitsTypes += std::strncmp(info.shape, "units.", 6) == 0;
+      chunkUnitsTypes += std::strstr(info.shape, ".chunks") != nullptr;
       runAlignedTypes += std::strstr(info.shape, "-runs.") != nullptr;
       windowTypes += std::strstr(info.shape, ".window") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
@@ -674,6 +677,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
                 firstCalls, firstCallMs / firstCalls);
   std::printf("tile kernels (transposing layouts) served %d type(s)\n",
               tileTypes);
+  std::printf("work-unit kernels served %d type(s), %d of them a 16-byte "
+              "chunk a thread (short units)\n",
+              unitsTypes, chunkUnitsTypes);
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s), %d of them of several runs per nest point\n",
               runAlignedTypes, recordAlignedTypes);

@@ -52,7 +52,8 @@ std::string cString(const std::string &s) {
   return out + "\"";
 }
 
-/// The generic kernels: the work-unit and the nest kernels of every width.
+/// The generic kernels: the work-unit kernels (a warp a unit, and a chunk a
+/// thread for short units) and the nest kernels of every width.
 struct GenericSource {
   std::string shape;
   int width;
@@ -60,11 +61,12 @@ struct GenericSource {
 };
 std::vector<GenericSource> genericSources() {
   std::vector<GenericSource> out;
-  for (int width : kGenericWidths) {
-    KernelPlan plan = makeUnitsShapePlan(width);
-    std::string shape = kernelShapeKey(plan);
-    out.push_back({shape, width, emitCUDA(plan, kernelSymbolPrefix(shape))});
-  }
+  for (bool chunks : {false, true})
+    for (int width : kGenericWidths) {
+      KernelPlan plan = makeUnitsShapePlan(width, chunks);
+      std::string shape = kernelShapeKey(plan);
+      out.push_back({shape, width, emitCUDA(plan, kernelSymbolPrefix(shape))});
+    }
   for (int width : kGenericWidths)
     out.push_back({nestShapeKey(width), width, emitNestKernels(width)});
   return out;

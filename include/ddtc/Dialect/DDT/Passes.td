@@ -99,10 +99,10 @@ def StairBalancing : Pass<"ddt-stair-balancing", "::ddtc::ddt::DefineOp"> {
     table: each thread maps its chunk of the packed stream with div/mod
     (`family = #ddt.family<strided>`). Anything else gets the generic
     kernel: the pieces left by alignment prologues are cut into work units of
-    at most `unit_bytes` (32 lanes x width x 4 chunks), one warp each, so a
-    long run
-    is spread over many warps and no warp waits while another walks a long
-    column (the stair shape of a triangular matrix).
+    at most `unit_bytes` (32 lanes x width x 4 chunks), one warp each (or,
+    where they average under 256 bytes, a 16-byte chunk a thread), so a
+    long run is spread over many warps and no warp waits while another walks
+    a long column (the stair shape of a triangular matrix).
 
     ```mlir
     // a lower triangle of 4x4 doubles: runs of 32, 24, 16 and 8 bytes

@@ -259,6 +259,10 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d);
 /// The CUDA type of one access of `width` bytes (16, 8, 4, 2; any other
 /// width is one byte), shared by every kernel source the library prints.
 const char *cudaAccessType(int64_t width);
+/// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
+/// value is shifted into or out of a 16-byte chunk (cudaAccessType's 8-byte
+/// type, uint2, is a vector, which does not shift).
+const char *cudaWordType(int64_t width);
 
 } // namespace ddtc
 

@@ -1,0 +1,56 @@
+//===- UnitsChunkKernel.h - Work units of short runs, a chunk a thread -*- C++ -*-//
+//
+// The units family's kernels give each (instance, unit) item one warp, whose
+// lanes take the unit's 16-byte chunks: a unit of one or two doubles keeps
+// one lane of 32 busy. For plans whose units are short on average, the
+// chunk kernels instead give each thread one 16-byte chunk of the packed
+// stream, whatever units it crosses: a block copies the starts and origin
+// offsets of a group of kChunkUnitsGroup consecutive items into shared
+// memory, and each thread finds its chunk's first unit there by binary
+// search, then gathers (pack) or scatters (unpack) the chunk's pieces. See
+// docs/Compiler.md, "Units of short runs".
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_TARGET_CUDA_UNITSCHUNKKERNEL_H
+#define DDTC_TARGET_CUDA_UNITSCHUNKKERNEL_H
+
+#include "ddtc/Core/KernelPlan.h"
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace ddtc {
+
+/// The most items (instance, unit) one block takes per step of its
+/// grid-stride loop: their starts and origin offsets fill 16 KiB of shared
+/// memory.
+constexpr int64_t kChunkUnitsGroup = 1024;
+
+/// The 16-byte chunks a thread takes per group, on average: a group holds
+/// about threadsPerBlock x this many chunks.
+constexpr int64_t kChunkUnitsPerThread = 4;
+
+/// A units plan whose units hold fewer packed bytes than this on average
+/// takes the chunk kernels (unitsByChunks).
+constexpr int64_t kChunkUnitsMaxMean = 256;
+
+/// Whether the kernels of a units plan take a 16-byte chunk a thread: its
+/// units hold fewer than kChunkUnitsMaxMean packed bytes on average.
+bool unitsByChunks(const KernelPlan &plan);
+
+/// The items a block of the chunk kernels takes per step (the parameter
+/// `group`): a power of two from 32 to kChunkUnitsGroup whose units hold
+/// about kChunkUnitsPerThread chunks per thread, so that long units do not
+/// leave a call of few items to few blocks.
+int64_t getChunkUnitsGroup(const KernelPlan &plan);
+
+/// Appends the pack (`pack`) or unpack kernel `<prefix>_pack` /
+/// `<prefix>_unpack` of a units plan that unitsByChunks, after the helpers
+/// and the parameter struct.
+void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &prefix,
+                          bool pack, std::ostream &os);
+
+} // namespace ddtc
+
+#endif // DDTC_TARGET_CUDA_UNITSCHUNKKERNEL_H

@@ -1,0 +1,195 @@
+//===- UnitsChunkKernel.cpp - Work units of short runs, a chunk a thread --===//
+//
+// Block g of the grid-stride loop takes items [g * G, g * G + n) after
+// first_item (G = kChunkUnitsGroup). Item i is unit i % units of instance
+// i / units: packed bytes [at_i, at_i + length) of the stream, packed byte k
+// of it at origin offset k + delta_i. The block writes at_i and delta_i of
+// its items, and the end of the last, to shared memory; their packed bytes
+// are consecutive (units cover an instance in packed order), so the group
+// is one range [at_0, at_n) of the stream. Its threads take the range's
+// 16-byte chunks, aligned in the packed buffer, a block apart: a thread
+// finds the last item starting at or before its chunk's first byte (binary
+// search in shared memory) and walks the items from there to the chunk's
+// end. The chunks at the two ends of a group store only their bytes; the
+// neighbouring group stores the rest.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
+
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ddtc {
+
+bool unitsByChunks(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Units || plan.units.empty())
+    return false;
+  return plan.layout.size <
+         kChunkUnitsMaxMean * static_cast<int64_t>(plan.units.size());
+}
+
+int64_t getChunkUnitsGroup(const KernelPlan &plan) {
+  const int64_t units = std::max<int64_t>(1, plan.units.size());
+  const int64_t bytes = plan.threadsPerBlock * 16 * kChunkUnitsPerThread;
+  int64_t group = kChunkUnitsGroup;
+  // The group's units hold group x size / units bytes on average.
+  while (group > 32 && group * plan.layout.size > bytes * units)
+    group /= 2;
+  return group;
+}
+
+namespace {
+
+/// Statements at `ind` for one piece of a pack chunk: bytes [f, f + m) of r
+/// from s, which lies inside the unit's origin bytes [slo, shi).
+void emitPackPiece(int64_t w, const std::string &ind, std::ostream &os) {
+  if (w == 4 || w == 8) {
+    // Whole words at word-aligned places (every piece of a unit's wide
+    // body): one load per word of the chunk, predicated, where ddtc_gather
+    // would join aligned vectors with variable shifts.
+    const char *T = cudaWordType(w);
+    os << ind << "if (((f | m | (unsigned)(unsigned long long)s) & " << w - 1
+       << ") == 0) {\n"
+       << ind << "  const unsigned char *vec = s - f;\n"
+       << ind << "  #pragma unroll\n"
+       << ind << "  for (unsigned i = 0; i < 16; i += " << w << ")\n"
+       << ind << "    if (i >= f && i < f + m)\n"
+       << ind << "      ddtc_put(r, i, *(const " << T << " *)(vec + i));\n"
+       << ind << "} else ";
+  } else {
+    os << ind;
+  }
+  os << "if (m == 16) {\n"
+     << ind << "  r = ddtc_load16(s, slo, shi);\n"
+     << ind << "} else {\n"
+     << ind << "  ddtc_gather(r, f, s, m, slo, shi);\n"
+     << ind << "}\n";
+}
+
+/// Statements at `ind` for one piece of an unpack chunk: bytes [f, f + m)
+/// of r stored at d.
+void emitUnpackPiece(int64_t w, const std::string &ind, std::ostream &os) {
+  if (w >= 2 && w <= 8) {
+    // Whole words at word-aligned places: one predicated store per word of
+    // the chunk, where ddtc_scatter would take a sequence of narrow stores.
+    const char *T = cudaWordType(w);
+    os << ind << "if (((f | m | (unsigned)(unsigned long long)d) & " << w - 1
+       << ") == 0) {\n"
+       << ind << "  unsigned char *vec = d - f;\n"
+       << ind << "  #pragma unroll\n"
+       << ind << "  for (unsigned i = 0; i < 16; i += " << w << ")\n"
+       << ind << "    if (i >= f && i < f + m)\n"
+       << ind << "      *(" << T << " *)(vec + i) = (" << T
+       << ")(i < 8 ? r.x >> (8 * i) : r.y >> (8 * (i - 8)));\n"
+       << ind << "} else {\n"
+       << ind << "  ddtc_scatter(d, r, f, m);\n"
+       << ind << "}\n";
+    return;
+  }
+  os << ind << "ddtc_scatter(d, r, f, m);\n";
+}
+
+} // namespace
+
+void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
+                          bool pack, std::ostream &os) {
+  assert(plan.family == KernelFamily::Units && "a units plan");
+  const std::string G = std::to_string(kChunkUnitsGroup);
+  os << "extern \"C\" __global__ void " << p << (pack ? "_pack" : "_unpack")
+     << "(\n"
+     << (pack ? "    const unsigned char *__restrict__ origin,\n"
+                "    unsigned char *__restrict__ packed,\n"
+              : "    unsigned char *__restrict__ origin,\n"
+                "    const unsigned char *__restrict__ packed,\n")
+     << "    const " << p << "_params p, const long long *__restrict__ units) "
+     << "{\n"
+     << "  // The packed start of each item of the group, and the end of the "
+        "last;\n"
+     << "  // origin offset minus packed position of each.\n"
+     << "  __shared__ long long at_s[" << G << " + 1];\n"
+     << "  __shared__ long long delta_s[" << G << "];\n"
+     << "  const long long step = (long long)gridDim.x * p.group;\n"
+     << "  for (long long g = (long long)blockIdx.x * p.group; g < "
+        "p.num_items;\n"
+     << "       g += step) {\n"
+     << "    const int n = (int)ddtc_min(p.group, p.num_items - g);\n"
+     << "    __syncthreads(); // the previous group's readers are done\n"
+     << "    for (int k = threadIdx.x; k < n; k += blockDim.x) {\n"
+     << "      const long long item = p.first_item + g + k;\n"
+     << "      const long long inst = ddtc_div(item, p.num_units_mul, "
+        "p.num_units_shift);\n"
+     << "      const long long *u = units + 4 * (item - inst * p.num_units);\n"
+     << "      const long long at = inst * p.size + u[0];\n"
+     << "      at_s[k] = at;\n"
+     << "      delta_s[k] = inst * p.extent + u[1] - at;\n"
+     << "      if (k == n - 1)\n"
+     << "        at_s[n] = at + u[2];\n"
+     << "    }\n"
+     << "    __syncthreads();\n"
+     << "    const long long a = ddtc_max(at_s[0], p.lo), b = ddtc_min(at_s[n], "
+        "p.hi);\n";
+  // Chunks are aligned in the packed buffer: the pack's destination, the
+  // unpack's source (whose stores are scattered either way).
+  if (pack)
+    os << "    unsigned char *pk = packed - p.lo;\n";
+  else
+    os << "    const unsigned char *pk = packed - p.lo;\n";
+  os << "    const long long pm = (long long)((unsigned long long)pk & 15);\n"
+     << "    for (long long cq = ((a + pm) & ~15ll) - pm + 16 * "
+        "(long long)threadIdx.x;\n"
+     << "         cq < b; cq += 16 * (long long)blockDim.x) {\n"
+     << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
+        "b);\n"
+     << "      const bool whole = c0 == cq && c1 == cq + 16;\n"
+     << "      ulonglong2 r;\n"
+     << "      r.x = 0;\n"
+     << "      r.y = 0;\n";
+  if (!pack)
+    os << "      if (whole)\n"
+       << "        r = *(const ulonglong2 *)(pk + cq);\n"
+       << "      else\n"
+       << "        ddtc_gather(r, (unsigned)(c0 - cq), pk + c0, (unsigned)(c1 "
+          "- c0),\n"
+       << "                    packed, pk + p.hi);\n";
+  os << "      // The last item starting at or before c0.\n"
+     << "      int k = 0, kh = n - 1;\n"
+     << "      #pragma unroll 1\n"
+     << "      while (k < kh) {\n"
+     << "        const int mid = (k + kh + 1) >> 1;\n"
+     << "        if (at_s[mid] <= c0)\n"
+     << "          k = mid;\n"
+     << "        else\n"
+     << "          kh = mid - 1;\n"
+     << "      }\n"
+     << "      #pragma unroll 1\n"
+     << "      for (long long q = c0; q < c1; ++k) {\n"
+     << "        const long long e = ddtc_min(at_s[k + 1], c1);\n"
+     << "        if (e <= q)\n"
+     << "          continue; // an empty item\n"
+     << "        const unsigned f = (unsigned)(q - cq), m = (unsigned)(e - q);\n"
+     << "        const long long delta = delta_s[k];\n";
+  if (pack) {
+    os << "        const unsigned char *s = origin + (delta + q);\n"
+       << "        const unsigned char *slo = origin + (delta + at_s[k]);\n"
+       << "        const unsigned char *shi = origin + (delta + at_s[k + 1]);\n";
+    emitPackPiece(plan.width, "        ", os);
+  } else {
+    os << "        unsigned char *d = origin + (delta + q);\n";
+    emitUnpackPiece(plan.width, "        ", os);
+  }
+  os << "        q = e;\n"
+     << "      }\n";
+  if (pack)
+    os << "      if (whole)\n"
+       << "        *(ulonglong2 *)(pk + cq) = r;\n"
+       << "      else\n"
+       << "        ddtc_scatter(pk + c0, r, (unsigned)(c0 - cq), (unsigned)(c1 "
+          "- c0));\n";
+  os << "    }\n"
+     << "  }\n"
+     << "}\n\n";
+}
+
+} // namespace ddtc
