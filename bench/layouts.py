@@ -121,6 +121,27 @@ def others():
         "offset": 0, "count": 1,
         "torch": {"kind": "blocks", "lens": lens, "displs": displs},
     })
+    # Indexed blocks of 1-3 doubles 1-4 doubles apart, 1000 blocks a type
+    # (short irregular runs: work units of 16 bytes on average), repeated.
+    rng = random.Random(11)
+    lens, displs, at = [], [], 0
+    for _ in range(1000):
+        at += rng.randint(1, 4)
+        lens.append(rng.randint(1, 3))
+        displs.append(at)
+        at += lens[-1]
+    extent = (at + 1) * 8
+    count = PACKED // (8 * sum(lens))
+    out.append({
+        "name": "indexed-short", "group": "hindexed",
+        "spec": (f"t = resized(0, {extent}, indexed("
+                 f"[{', '.join(map(str, lens))}], "
+                 f"[{', '.join(map(str, displs))}], double))"),
+        "offset": 0, "count": count,
+        "torch": {"kind": "runs",
+                  "runs": [[8 * d, 8 * n] for d, n in zip(displs, lens)],
+                  "period": extent, "count": count},
+    })
     # A matrix transpose: columns of a 4096x4096 row-major double matrix.
     n = 4096
     out.append({
