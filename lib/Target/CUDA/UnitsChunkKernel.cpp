@@ -97,6 +97,7 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
                           bool pack, std::ostream &os) {
   assert(plan.family == KernelFamily::Units && "a units plan");
   const std::string G = std::to_string(kChunkUnitsGroup);
+  const std::string S = std::to_string(kChunkUnitsSlots);
   os << "extern \"C\" __global__ void " << p << (pack ? "_pack" : "_unpack")
      << "(\n"
      << (pack ? "    const unsigned char *__restrict__ origin,\n"
@@ -110,6 +111,9 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "  // origin offset minus packed position of each.\n"
      << "  __shared__ long long at_s[" << G << " + 1];\n"
      << "  __shared__ long long delta_s[" << G << "];\n"
+     << "  // The item holding the first byte of each of the group's first "
+     << S << " chunks.\n"
+     << "  __shared__ unsigned short first_s[" << S << "];\n"
      << "  const long long step = (long long)gridDim.x * p.group;\n"
      << "  for (long long g = (long long)blockIdx.x * p.group; g < "
         "p.num_items;\n"
@@ -137,8 +141,23 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
   else
     os << "    const unsigned char *pk = packed - p.lo;\n";
   os << "    const long long pm = (long long)((unsigned long long)pk & 15);\n"
-     << "    for (long long cq = ((a + pm) & ~15ll) - pm + 16 * "
-        "(long long)threadIdx.x;\n"
+     << "    const long long cb = ((a + pm) & ~15ll) - pm; // chunk 0 starts here\n"
+     << "    // Chunk j > 0 starts at cb + 16 j, in the item holding that byte; "
+        "chunk 0's\n"
+     << "    // first byte is a.\n"
+     << "    for (int k = threadIdx.x; k < n; k += blockDim.x) {\n"
+     << "      const long long s0 = ddtc_max(at_s[k], a), s1 = ddtc_min(at_s[k + 1], b);\n"
+     << "      if (s0 >= s1)\n"
+     << "        continue;\n"
+     << "      if (s0 == a)\n"
+     << "        first_s[0] = (unsigned short)k;\n"
+     << "      const long long j1 = ddtc_min((s1 - cb + 15) >> 4, " << S << ");\n"
+     << "      #pragma unroll 1\n"
+     << "      for (long long j = ddtc_max((s0 - cb + 15) >> 4, 1); j < j1; ++j)\n"
+     << "        first_s[j] = (unsigned short)k;\n"
+     << "    }\n"
+     << "    __syncthreads();\n"
+     << "    for (long long cq = cb + 16 * (long long)threadIdx.x;\n"
      << "         cq < b; cq += 16 * (long long)blockDim.x) {\n"
      << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
         "b);\n"
@@ -153,8 +172,13 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
        << "        ddtc_gather(r, (unsigned)(c0 - cq), pk + c0, (unsigned)(c1 "
           "- c0),\n"
        << "                    packed, pk + p.hi);\n";
-  os << "      // The last item starting at or before c0.\n"
+  os << "      // The item holding c0: from the table, or the last item starting "
+        "at or\n"
+     << "      // before c0 (binary search) past its end.\n"
+     << "      const long long j = (cq - cb) >> 4;\n"
      << "      int k = 0, kh = n - 1;\n"
+     << "      if (j < " << S << ")\n"
+     << "        k = kh = first_s[j];\n"
      << "      #pragma unroll 1\n"
      << "      while (k < kh) {\n"
      << "        const int mid = (k + kh + 1) >> 1;\n"

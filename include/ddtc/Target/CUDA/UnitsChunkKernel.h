@@ -27,6 +27,11 @@ namespace ddtc {
 /// memory.
 constexpr int64_t kChunkUnitsGroup = 1024;
 
+/// The chunks of a group whose first item the block lists in shared memory
+/// (the rest are found by binary search): twice the chunks of a group of
+/// average units.
+constexpr int64_t kChunkUnitsSlots = 2048;
+
 /// The 16-byte chunks a thread takes per group, on average: a group holds
 /// about threadsPerBlock x this many chunks.
 constexpr int64_t kChunkUnitsPerThread = 4;
