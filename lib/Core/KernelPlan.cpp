@@ -51,6 +51,15 @@ bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
          countRuns(layout) > kMaxTableRuns;
 }
 
+bool recordAsUnits(const CanonicalLayout &layout, int64_t width) {
+  if (width < 4 || !hasRecords(layout))
+    return false;
+  int64_t runs = 0;
+  for (const Segment &s : layout.segments)
+    runs += static_cast<int64_t>(s.runs.size());
+  return runs >= kUnitsRecordMinRuns && countRuns(layout) <= kUnitsRecordMaxRuns;
+}
+
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {
   KernelPlan plan;
   plan.layout = layout;
@@ -106,7 +115,8 @@ bool alignAccesses(KernelPlan &plan, std::string &error, int64_t maxPointRuns) {
   aligned.width = width;
   aligned.needsBytePath = strictWidth < width || l.size % width != 0;
   aligned.units.clear();
-  if (!fitsStridedFamily(l, maxPointRuns) && l.size > 0) {
+  if ((!fitsStridedFamily(l, maxPointRuns) || recordAsUnits(l, width)) &&
+      l.size > 0) {
     int64_t split = 0;
     if (!listPieces(aligned, split, error))
       return false;

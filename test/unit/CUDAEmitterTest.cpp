@@ -511,13 +511,22 @@ TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {
                 static_cast<int64_t>(shortRuns.units.size()),
             shortRuns.threadsPerBlock * 16 * kChunkUnitsPerThread);
 
-  // One block per group of the call's items; the group is the last word.
+  // One block per group of the call's items; the group is the next to last
+  // word, the unpack's word a thread the last (units of 8-24 bytes of
+  // doubles: whole aligned words).
+  EXPECT_TRUE(unitsWordUnpack(shortRuns));
+  // Units of 40-64 bytes: a 16-byte chunk a thread both ways.
+  KernelPlan medium =
+      planUnits("indexed([5, 6, 7, 8], [0, 10, 30, 50], double)");
+  EXPECT_TRUE(unitsByChunks(medium));
+  EXPECT_FALSE(unitsWordUnpack(medium));
   const int64_t nu = static_cast<int64_t>(shortRuns.units.size());
   for (int64_t count : {1, 7, 1000, 100000}) {
     const int64_t total = count * shortRuns.layout.size;
     LaunchConfig cfg = computeLaunch(shortRuns, count, 0, total, 0);
     ASSERT_TRUE(cfg.error.empty());
-    EXPECT_EQ(cfg.params.back(), gShort);
+    EXPECT_EQ(cfg.params[cfg.params.size() - 2], gShort);
+    EXPECT_EQ(cfg.params.back(), 1);
     EXPECT_EQ(cfg.grid, (count * nu + gShort - 1) / gShort) << count;
     EXPECT_EQ(computeLaunch(shortRuns, count, 0, total, 3).grid,
               std::min<int64_t>(3, cfg.grid));

@@ -161,7 +161,8 @@ TEST(Plan, RecordsOfFewRunsAreStridedNests) {
   EXPECT_EQ(planKernel(*parse(table(kMaxPointRuns + 1))).family,
             KernelFamily::Units);
   // Segments of records count their runs together: eight segments of two
-  // runs a point are a strided plan, nine a units plan.
+  // runs a point are a strided plan, nine a units plan (records of bytes:
+  // of words, eight runs would already be units).
   auto segments = [](int n) {
     std::string counts, displs, types;
     for (int j = 0; j < n; ++j) {
@@ -169,7 +170,7 @@ TEST(Plan, RecordsOfFewRunsAreStridedNests) {
       displs += (j ? ", " : "") + std::to_string(100000 * j);
       types += (j ? ", " : "") + std::string("contiguous(") +
                std::to_string(10 + j) +
-               ", resized(0, 48, struct([3, 1], [0, 36], [double, int])))";
+               ", resized(0, 48, struct([3, 1], [1, 37], [double, int])))";
     }
     return "t = struct([" + counts + "], [" + displs + "], [" + types + "])";
   };
@@ -179,6 +180,38 @@ TEST(Plan, RecordsOfFewRunsAreStridedNests) {
   KernelPlan nine = planKernel(*parse(segments(9)));
   ASSERT_EQ(nine.layout.segments.size(), 9u);
   EXPECT_EQ(nine.family, KernelFamily::Units);
+}
+
+TEST(Plan, RecordsOfManyWordRunsAreUnits) {
+  // kUnitsRecordMinRuns runs of ints or doubles per point, an instance of at
+  // most kUnitsRecordMaxRuns runs: units; one run fewer, or runs of bytes,
+  // or an instance of more runs: strided.
+  auto record = [](int runs, const char *type, int count) {
+    std::string lens, displs;
+    for (int j = 0; j < runs; ++j) {
+      lens += (j ? ", " : "") + std::to_string(j % 3 + 1);
+      displs += (j ? ", " : "") + std::to_string(5 * j);
+    }
+    return "t = contiguous(" + std::to_string(count) + ", resized(0, " +
+           std::to_string(40 * runs) + ", indexed([" + lens + "], [" +
+           displs + "], " + type + ")))";
+  };
+  for (const char *type : {"int", "double"}) {
+    SCOPED_TRACE(type);
+    KernelPlan many = planKernel(*parse(record(kUnitsRecordMinRuns, type, 1)));
+    EXPECT_EQ(many.family, KernelFamily::Units);
+    EXPECT_GE(many.width, 4);
+    EXPECT_TRUE(recordAsUnits(many.layout, many.width));
+    EXPECT_EQ(planKernel(*parse(record(kUnitsRecordMinRuns - 1, type, 1)))
+                  .family,
+              KernelFamily::Strided);
+    // 10000 points of 8 runs: more runs than kUnitsRecordMaxRuns.
+    EXPECT_EQ(planKernel(*parse(record(kUnitsRecordMinRuns, type, 10000)))
+                  .family,
+              KernelFamily::Strided);
+  }
+  EXPECT_EQ(planKernel(*parse(record(kUnitsRecordMinRuns, "char", 1))).family,
+            KernelFamily::Strided);
 }
 
 TEST(Plan, ManySegmentsTakeUnitsWhereATableListsTheirRuns) {

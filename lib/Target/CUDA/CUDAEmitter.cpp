@@ -130,9 +130,12 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("first_item", v.firstItem,
        "first (instance, unit) item overlapping [lo, hi)");
     fn("num_items", v.numItems, "items from first_item on");
-    if (unitsByChunks(plan))
+    if (unitsByChunks(plan)) {
       fn("group", getChunkUnitsGroup(plan),
          "items a block takes per step of its loop");
+      fn("word_unpack", unitsWordUnpack(plan) ? 1 : 0,
+         "unpack: a word a thread (every unit whole aligned words)");
+    }
     return;
   }
   if (plan.tileDim >= 0) {

@@ -103,7 +103,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
          << plan.layout.size / static_cast<int64_t>(plan.units.size())
          << " bytes on average), " << plan.threadsPerBlock
          << " per block, a block taking " << getChunkUnitsGroup(plan)
-         << " consecutive work items at a time\n";
+         << " consecutive work items at a time"
+         << (unitsWordUnpack(plan) ? "; the unpack one " +
+                                         std::to_string(plan.width) +
+                                         "-byte word per thread"
+                                   : std::string())
+         << "\n";
     else
       os << "  threads: one warp (32 threads) per work unit, "
          << plan.threadsPerBlock << " per block\n";

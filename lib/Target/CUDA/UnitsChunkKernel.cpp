@@ -91,7 +91,69 @@ void emitUnpackPiece(int64_t w, const std::string &ind, std::ostream &os) {
   os << ind << "ddtc_scatter(d, r, f, m);\n";
 }
 
+/// The unpack's loop over the group's words of `w` bytes (4 or 8) for plans
+/// whose units are whole aligned words (p.word_unpack): a thread a word,
+/// one load and one store, consecutive threads on consecutive packed words;
+/// a word cut by a, b or an item's end, or at a misaligned destination,
+/// goes byte by byte.
+void emitWordUnpack(int64_t w, std::ostream &os) {
+  const std::string W = std::to_string(w), S = std::to_string(kChunkUnitsSlots);
+  const char *T = cudaWordType(w);
+  os << "    if (p.word_unpack) {\n"
+     << "      for (long long wq = cb + " << W << " * (long long)threadIdx.x; "
+        "wq < b;\n"
+     << "           wq += " << W << " * (long long)blockDim.x) {\n"
+     << "        const long long c0 = ddtc_max(wq, a), c1 = ddtc_min(wq + " << W
+     << ", b);\n"
+     << "        // The item holding c0: at or after its chunk's first item.\n"
+     << "        const long long j = (wq - cb) >> 4;\n"
+     << "        int k = 0, kh = n - 1;\n"
+     << "        if (j < " << S << ")\n"
+     << "          k = kh = first_s[j];\n"
+     << "        #pragma unroll 1\n"
+     << "        while (k < kh) {\n"
+     << "          const int mid = (k + kh + 1) >> 1;\n"
+     << "          if (at_s[mid] <= c0)\n"
+     << "            k = mid;\n"
+     << "          else\n"
+     << "            kh = mid - 1;\n"
+     << "        }\n"
+     << "        #pragma unroll 1\n"
+     << "        while (at_s[k + 1] <= c0)\n"
+     << "          ++k;\n"
+     << "        unsigned char *d = origin + (delta_s[k] + c0);\n"
+     << "        if (c0 == wq && c1 == wq + " << W << " && at_s[k + 1] >= c1 &&\n"
+     << "            ((unsigned long long)d & " << w - 1 << ") == 0) {\n"
+     << "          *(" << T << " *)d = *(const " << T << " *)(pk + wq);\n"
+     << "          continue;\n"
+     << "        }\n"
+     << "        #pragma unroll 1\n"
+     << "        for (long long q = c0; q < c1; ++k) {\n"
+     << "          const long long e = ddtc_min(at_s[k + 1], c1);\n"
+     << "          #pragma unroll 1\n"
+     << "          for (long long i = q; i < e; ++i)\n"
+     << "            origin[delta_s[k] + i] = pk[i];\n"
+     << "          q = ddtc_max(q, e);\n"
+     << "        }\n"
+     << "      }\n"
+     << "      continue;\n"
+     << "    }\n";
+}
+
 } // namespace
+
+bool unitsWordUnpack(const KernelPlan &plan) {
+  const int64_t w = plan.width;
+  if (!unitsByChunks(plan) || (w != 4 && w != 8) || plan.layout.size % w != 0 ||
+      plan.layout.extent % w != 0 ||
+      plan.layout.size >=
+          kWordUnpackMaxMean * static_cast<int64_t>(plan.units.size()))
+    return false;
+  for (const WorkUnit &u : plan.units)
+    if (!u.wide || u.packed % w != 0 || u.length % w != 0 || u.src % w != 0)
+      return false;
+  return true;
+}
 
 void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
                           bool pack, std::ostream &os) {
@@ -156,8 +218,10 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "      for (long long j = ddtc_max((s0 - cb + 15) >> 4, 1); j < j1; ++j)\n"
      << "        first_s[j] = (unsigned short)k;\n"
      << "    }\n"
-     << "    __syncthreads();\n"
-     << "    for (long long cq = cb + 16 * (long long)threadIdx.x;\n"
+     << "    __syncthreads();\n";
+  if (!pack && (plan.width == 4 || plan.width == 8))
+    emitWordUnpack(plan.width, os);
+  os << "    for (long long cq = cb + 16 * (long long)threadIdx.x;\n"
      << "         cq < b; cq += 16 * (long long)blockDim.x) {\n"
      << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "
         "b);\n"

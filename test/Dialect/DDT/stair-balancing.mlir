@@ -63,10 +63,21 @@ ddt.define @seventeen_runs {
 
 // -----
 
-// Sixteen: a strided nest of records.
+// Sixteen runs of bytes: a strided nest of records.
 // CHECK-LABEL: ddt.define @sixteen_runs
 // CHECK: family = #ddt.family<strided>
 ddt.define @sixteen_runs {
+  ddt.layout size 128, lb 0, extent 256 {
+    ddt.segment at 0 dims [] strides [] runs [1, 17, 33, 49, 65, 81, 97, 113, 129, 145, 161, 177, 193, 209, 225, 241] lengths [8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]
+  }
+}
+
+// -----
+
+// Sixteen runs of doubles (eight or more, of words): units.
+// CHECK-LABEL: ddt.define @sixteen_word_runs
+// CHECK: family = #ddt.family<units>
+ddt.define @sixteen_word_runs {
   ddt.layout size 128, lb 0, extent 256 {
     ddt.segment at 0 dims [] strides [] runs [0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240] lengths [8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]
   }

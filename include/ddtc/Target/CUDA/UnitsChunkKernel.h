@@ -50,6 +50,18 @@ bool unitsByChunks(const KernelPlan &plan);
 /// leave a call of few items to few blocks.
 int64_t getChunkUnitsGroup(const KernelPlan &plan);
 
+/// Units shorter than this on average (and whole aligned words) unpack a
+/// word a thread (unitsWordUnpack); longer ones a 16-byte chunk a thread.
+constexpr int64_t kWordUnpackMaxMean = 32;
+
+/// Whether the unpack kernel of a units plan that unitsByChunks takes a
+/// word a thread (the parameter `word_unpack`): its units average under
+/// kWordUnpackMaxMean bytes, its width is 4 or 8 and
+/// every unit is a wide body whose packed offset, length and origin offset
+/// are multiples of it, as are the instance's size and extent, so that each
+/// word of the packed stream lies in one unit and lands aligned.
+bool unitsWordUnpack(const KernelPlan &plan);
+
 /// Appends the pack (`pack`) or unpack kernel `<prefix>_pack` /
 /// `<prefix>_unpack` of a units plan that unitsByChunks, after the helpers
 /// and the parameter struct.
