@@ -73,8 +73,10 @@ def AlignmentPrologues
 
     Pieces are listed only for a layout the strided family cannot move: one
     with a segment of more than `max-point-runs` runs per nest point (16 at
-    most, the default). A record's few fields stay a strided nest whose
-    kernels search the point's runs.
+    most, the default); and for records of 8 or more runs of 4- or 8-byte
+    words whose instance has at most 2^16 runs, which the units kernels
+    move faster. A record's few fields stay a strided nest whose kernels
+    search the point's runs.
 
     ```mlir
     // hindexed([20, 44], [16, 52], MPI_CHAR) with max-point-runs=1
