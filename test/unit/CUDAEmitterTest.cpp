@@ -405,9 +405,10 @@ TEST(ComputeLaunch, ParametersFitTheKernelLimit) {
       continue;
     const size_t words = describeParams(p).size();
     EXPECT_LE(words * 8, 32764u) << printSpecExpr(*c.type);
-    if (p.family == KernelFamily::Strided)
+    if (p.family == KernelFamily::Strided) {
       EXPECT_LE(p.layout.segments.size(), size_t(kMaxStridedSegments))
           << printSpecExpr(*c.type);
+    }
     largest = std::max(largest, words);
     if (p.family == KernelFamily::Strided && hasRecords(p.layout)) {
       ++records;

@@ -708,22 +708,20 @@ void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
 }
 
 void Emitter::emitSignature(bool pack) {
-  os_ << "extern \"C\" __global__ void ";
   // The units kernels keep kUnitsResidentThreads per SM (at most 40
   // registers a thread): left to itself, ptxas gave them 44 with the word
   // copies of their edges, one block less per SM, and the large triangles
   // lost 2-5% on an H200. (Eight blocks, 32 registers, spill; for the
   // strided kernels that cost 10-35%.)
+  std::string bounds;
   if (plan_.family == KernelFamily::Units)
-    os_ << "__launch_bounds__(" << plan_.threadsPerBlock << ", "
-        << std::max<int64_t>(1, kUnitsResidentThreads / plan_.threadsPerBlock)
-        << ") ";
-  os_ << p_ << (pack ? "_pack" : "_unpack") << "(\n"
-      << (pack ? "    const unsigned char *__restrict__ origin,\n"
-                 "    unsigned char *__restrict__ packed,\n"
-               : "    unsigned char *__restrict__ origin,\n"
-                 "    const unsigned char *__restrict__ packed,\n")
-      << "    const " << p_ << "_params p";
+    bounds = "__launch_bounds__(" + std::to_string(plan_.threadsPerBlock) +
+             ", " +
+             std::to_string(std::max<int64_t>(
+                 1, kUnitsResidentThreads / plan_.threadsPerBlock)) +
+             ") ";
+  printKernelHead(os_, p_, pack, bounds);
+  os_      << "    const " << p_ << "_params p";
   if (plan_.family == KernelFamily::Units)
     os_ << ", const long long *__restrict__ units";
   os_ << ") {\n";
@@ -1769,6 +1767,16 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
     blocks = std::min(blocks, maxBlocks);
   cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
   return cfg;
+}
+
+void printKernelHead(std::ostream &os, const std::string &prefix, bool pack,
+                     const std::string &bounds) {
+  os << "extern \"C\" __global__ void " << bounds << prefix
+     << (pack ? "_pack" : "_unpack") << "(\n"
+     << (pack ? "    const unsigned char *__restrict__ origin,\n"
+                "    unsigned char *__restrict__ packed,\n"
+              : "    unsigned char *__restrict__ origin,\n"
+                "    const unsigned char *__restrict__ packed,\n");
 }
 
 const char *cudaWordType(int64_t width) {

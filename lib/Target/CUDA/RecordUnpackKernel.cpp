@@ -13,6 +13,8 @@
 
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+
 #include <cassert>
 
 namespace ddtc {
@@ -44,10 +46,8 @@ void emitRecordAlignedUnpack(const KernelPlan &plan, const std::string &p,
   // instance.
   const std::string pb = seg.dims.empty() ? "p.size" : "p.s0_pb";
   const std::string R = std::to_string(runs);
-  os << "extern \"C\" __global__ void " << p << "_unpack(\n"
-     << "    unsigned char *__restrict__ origin,\n"
-     << "    const unsigned char *__restrict__ packed,\n"
-     << "    const " << p << "_params p) {\n"
+  printKernelHead(os, p, false);
+  os << "    const " << p << "_params p) {\n"
      << "  if (p.lo >= p.hi)\n"
      << "    return;\n"
      << "  const long long step = (long long)gridDim.x * blockDim.x;\n"

@@ -60,13 +60,8 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
                     NW = std::to_string(nw), W = std::to_string(w);
   const std::string A = std::to_string(g.a), B = std::to_string(g.b);
   const std::string E = std::to_string(kTileElems);
-  os << "extern \"C\" __global__ void " << p << (pack ? "_pack" : "_unpack")
-     << "(\n"
-     << (pack ? "    const unsigned char *__restrict__ origin,\n"
-                "    unsigned char *__restrict__ packed,\n"
-              : "    unsigned char *__restrict__ origin,\n"
-                "    const unsigned char *__restrict__ packed,\n")
-     << "    const " << p << "_params p) {\n"
+  printKernelHead(os, p, pack);
+  os << "    const " << p << "_params p) {\n"
      << "  // tile[i][j]: element j of row i, in " << nw << " access(es) of "
      << w << " bytes;\n"
      << "  // one element of padding per row keeps a column's elements in "

@@ -6,12 +6,14 @@
 // of it at origin offset k + delta_i. The block writes at_i and delta_i of
 // its items, and the end of the last, to shared memory; their packed bytes
 // are consecutive (units cover an instance in packed order), so the group
-// is one range [at_0, at_n) of the stream. Its threads take the range's
-// 16-byte chunks, aligned in the packed buffer, a block apart: a thread
-// finds the last item starting at or before its chunk's first byte (binary
-// search in shared memory) and walks the items from there to the chunk's
-// end. The chunks at the two ends of a group store only their bytes; the
-// neighbouring group stores the rest.
+// is one range [at_0, at_n) of the stream. Each item lists itself as the
+// first item of the chunks starting inside it (first_s). The threads take
+// the range's 16-byte chunks, aligned in the packed buffer, a block apart:
+// a thread reads its chunk's first item there (past the listed chunks, a
+// binary search in shared memory) and walks the items from it to the
+// chunk's end. The unpack of units of whole aligned words under 32 bytes
+// takes a word a thread the same way. The chunks at the two ends of a
+// group store only their bytes; the neighbouring group stores the rest.
 //===----------------------------------------------------------------------===//
 
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
@@ -91,13 +93,34 @@ void emitUnpackPiece(int64_t w, const std::string &ind, std::ostream &os) {
   os << ind << "ddtc_scatter(d, r, f, m);\n";
 }
 
+/// Statements at `ind` that set k to the first item of the chunk holding
+/// packed byte `at` (from first_s), or past the listed chunks to the last
+/// item starting at or before c0 (binary search): an item at or before the
+/// one holding c0, which the walks after it step forward from.
+void emitFirstItem(const std::string &at, const std::string &ind,
+                   std::ostream &os) {
+  const std::string S = std::to_string(kChunkUnitsSlots);
+  os << ind << "const long long j = (" << at << " - cb) >> 4;\n"
+     << ind << "int k = 0, kh = n - 1;\n"
+     << ind << "if (j < " << S << ")\n"
+     << ind << "  k = kh = first_s[j];\n"
+     << ind << "#pragma unroll 1\n"
+     << ind << "while (k < kh) {\n"
+     << ind << "  const int mid = (k + kh + 1) >> 1;\n"
+     << ind << "  if (at_s[mid] <= c0)\n"
+     << ind << "    k = mid;\n"
+     << ind << "  else\n"
+     << ind << "    kh = mid - 1;\n"
+     << ind << "}\n";
+}
+
 /// The unpack's loop over the group's words of `w` bytes (4 or 8) for plans
 /// whose units are whole aligned words (p.word_unpack): a thread a word,
 /// one load and one store, consecutive threads on consecutive packed words;
 /// a word cut by a, b or an item's end, or at a misaligned destination,
 /// goes byte by byte.
 void emitWordUnpack(int64_t w, std::ostream &os) {
-  const std::string W = std::to_string(w), S = std::to_string(kChunkUnitsSlots);
+  const std::string W = std::to_string(w);
   const char *T = cudaWordType(w);
   os << "    if (p.word_unpack) {\n"
      << "      for (long long wq = cb + " << W << " * (long long)threadIdx.x; "
@@ -105,20 +128,9 @@ void emitWordUnpack(int64_t w, std::ostream &os) {
      << "           wq += " << W << " * (long long)blockDim.x) {\n"
      << "        const long long c0 = ddtc_max(wq, a), c1 = ddtc_min(wq + " << W
      << ", b);\n"
-     << "        // The item holding c0: at or after its chunk's first item.\n"
-     << "        const long long j = (wq - cb) >> 4;\n"
-     << "        int k = 0, kh = n - 1;\n"
-     << "        if (j < " << S << ")\n"
-     << "          k = kh = first_s[j];\n"
-     << "        #pragma unroll 1\n"
-     << "        while (k < kh) {\n"
-     << "          const int mid = (k + kh + 1) >> 1;\n"
-     << "          if (at_s[mid] <= c0)\n"
-     << "            k = mid;\n"
-     << "          else\n"
-     << "            kh = mid - 1;\n"
-     << "        }\n"
-     << "        #pragma unroll 1\n"
+     << "        // The item holding c0: at or after its chunk's first item.\n";
+  emitFirstItem("wq", "        ", os);
+  os << "        #pragma unroll 1\n"
      << "        while (at_s[k + 1] <= c0)\n"
      << "          ++k;\n"
      << "        unsigned char *d = origin + (delta_s[k] + c0);\n"
@@ -160,13 +172,8 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
   assert(plan.family == KernelFamily::Units && "a units plan");
   const std::string G = std::to_string(kChunkUnitsGroup);
   const std::string S = std::to_string(kChunkUnitsSlots);
-  os << "extern \"C\" __global__ void " << p << (pack ? "_pack" : "_unpack")
-     << "(\n"
-     << (pack ? "    const unsigned char *__restrict__ origin,\n"
-                "    unsigned char *__restrict__ packed,\n"
-              : "    unsigned char *__restrict__ origin,\n"
-                "    const unsigned char *__restrict__ packed,\n")
-     << "    const " << p << "_params p, const long long *__restrict__ units) "
+  printKernelHead(os, p, pack);
+  os << "    const " << p << "_params p, const long long *__restrict__ units) "
      << "{\n"
      << "  // The packed start of each item of the group, and the end of the "
         "last;\n"
@@ -236,22 +243,9 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
        << "        ddtc_gather(r, (unsigned)(c0 - cq), pk + c0, (unsigned)(c1 "
           "- c0),\n"
        << "                    packed, pk + p.hi);\n";
-  os << "      // The item holding c0: from the table, or the last item starting "
-        "at or\n"
-     << "      // before c0 (binary search) past its end.\n"
-     << "      const long long j = (cq - cb) >> 4;\n"
-     << "      int k = 0, kh = n - 1;\n"
-     << "      if (j < " << S << ")\n"
-     << "        k = kh = first_s[j];\n"
-     << "      #pragma unroll 1\n"
-     << "      while (k < kh) {\n"
-     << "        const int mid = (k + kh + 1) >> 1;\n"
-     << "        if (at_s[mid] <= c0)\n"
-     << "          k = mid;\n"
-     << "        else\n"
-     << "          kh = mid - 1;\n"
-     << "      }\n"
-     << "      #pragma unroll 1\n"
+  os << "      // The item holding c0.\n";
+  emitFirstItem("cq", "      ", os);
+  os << "      #pragma unroll 1\n"
      << "      for (long long q = c0; q < c1; ++k) {\n"
      << "        const long long e = ddtc_min(at_s[k + 1], c1);\n"
      << "        if (e <= q)\n"

@@ -99,10 +99,8 @@ __device__ __forceinline__ ulonglong2 ddtc_merge(ulonglong2 r, ulonglong2 v,
 void emitWindowBlockStart(std::ostream &os, const std::string &p,
                           int64_t wv) {
   const std::string K = std::to_string(kWindowChunks);
-  os << "extern \"C\" __global__ void " << p << "_pack(\n"
-     << "    const unsigned char *__restrict__ origin,\n"
-     << "    unsigned char *__restrict__ packed,\n"
-     << "    const " << p << "_params p) {\n"
+  printKernelHead(os, p, true);
+  os << "    const " << p << "_params p) {\n"
      << "  // The window, with a vector of room before it and two after for\n"
      << "  // the reads that straddle its ends.\n"
      << "  __shared__ ulonglong2 win[" << wv << " + 3];\n"

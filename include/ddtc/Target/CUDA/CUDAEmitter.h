@@ -20,6 +20,7 @@
 #include "ddtc/Core/KernelPlan.h"
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,13 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d);
 /// The CUDA type of one access of `width` bytes (16, 8, 4, 2; any other
 /// width is one byte), shared by every kernel source the library prints.
 const char *cudaAccessType(int64_t width);
+/// Prints the opening of a pack (`pack`) or unpack kernel up to its
+/// parameter struct: `extern "C" __global__ void`, `bounds` (launch bounds
+/// and a space, or nothing), `<prefix>_pack(` or `<prefix>_unpack(` and the
+/// origin and packed pointers, one a line, the source const.
+void printKernelHead(std::ostream &os, const std::string &prefix, bool pack,
+                     const std::string &bounds = "");
+
 /// The unsigned integer of `width` bytes (2, 4 or 8), for accesses whose
 /// value is shifted into or out of a 16-byte chunk (cudaAccessType's 8-byte
 /// type, uint2, is a vector, which does not shift).

@@ -6,8 +6,9 @@
 // chunk kernels instead give each thread one 16-byte chunk of the packed
 // stream, whatever units it crosses: a block copies the starts and origin
 // offsets of a group of kChunkUnitsGroup consecutive items into shared
-// memory, and each thread finds its chunk's first unit there by binary
-// search, then gathers (pack) or scatters (unpack) the chunk's pieces. See
+// memory with a table of each chunk's first item, and each thread reads
+// its chunk's first unit there, then gathers (pack) or scatters (unpack)
+// the chunk's pieces. See
 // docs/Compiler.md, "Units of short runs".
 //===----------------------------------------------------------------------===//
 
