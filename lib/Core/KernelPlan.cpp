@@ -38,26 +38,30 @@ bool hasRecords(const CanonicalLayout &layout) {
                      [](const Segment &s) { return !s.isStrided(); });
 }
 
-bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
+namespace {
+/// The runs of one nest point of every segment together.
+int64_t countPointRuns(const CanonicalLayout &layout) {
   int64_t runs = 0;
-  for (const Segment &s : layout.segments) {
-    if (s.runs.empty())
-      return false;
+  for (const Segment &s : layout.segments)
     runs += static_cast<int64_t>(s.runs.size());
-  }
+  return runs;
+}
+} // namespace
+
+bool fitsStridedFamily(const CanonicalLayout &layout, int64_t maxPointRuns) {
+  if (std::any_of(layout.segments.begin(), layout.segments.end(),
+                  [](const Segment &s) { return s.runs.empty(); }))
+    return false;
   if (hasRecords(layout))
-    return runs <= std::min(maxPointRuns, kMaxPointRuns);
+    return countPointRuns(layout) <= std::min(maxPointRuns, kMaxPointRuns);
   return static_cast<int64_t>(layout.segments.size()) <= kMaxStridedSegments ||
          countRuns(layout) > kMaxTableRuns;
 }
 
 bool recordAsUnits(const CanonicalLayout &layout, int64_t width) {
-  if (width < 4 || !hasRecords(layout))
-    return false;
-  int64_t runs = 0;
-  for (const Segment &s : layout.segments)
-    runs += static_cast<int64_t>(s.runs.size());
-  return runs >= kUnitsRecordMinRuns && countRuns(layout) <= kUnitsRecordMaxRuns;
+  return width >= 4 && hasRecords(layout) &&
+         countPointRuns(layout) >= kUnitsRecordMinRuns &&
+         countRuns(layout) <= kUnitsRecordMaxRuns;
 }
 
 KernelPlan makeInitialPlan(const CanonicalLayout &layout) {

@@ -534,6 +534,31 @@ TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {
   }
 }
 
+/// unitsWordUnpack reads the plan's byte-path flag instead of the table:
+/// every units plan without a byte path has only wide units at packed and
+/// origin offsets and of lengths that are multiples of its width.
+TEST(UnitsChunkKernel, NoBytePathMeansAlignedWideUnits) {
+  std::mt19937_64 rng(101);
+  RandomDatatypeOptions options;
+  int checked = 0;
+  for (int i = 0; i < 3000; ++i) {
+    RandomDatatypeCase c = generateRandomDatatype(rng, options);
+    KernelPlan p;
+    std::string error;
+    if (!planKernel(*c.type, p, error) || p.family != KernelFamily::Units ||
+        p.needsBytePath)
+      continue;
+    ++checked;
+    for (const WorkUnit &u : p.units) {
+      ASSERT_TRUE(u.wide || p.width == 1) << printSpecExpr(*c.type);
+      ASSERT_EQ(u.packed % p.width, 0) << printSpecExpr(*c.type);
+      ASSERT_EQ(u.src % p.width, 0) << printSpecExpr(*c.type);
+      ASSERT_EQ(u.length % p.width, 0) << printSpecExpr(*c.type);
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
 TEST(NVRTC, CompilesEmittedKernels) {
   std::string error;
   const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);

@@ -721,7 +721,7 @@ void Emitter::emitSignature(bool pack) {
                  1, kUnitsResidentThreads / plan_.threadsPerBlock)) +
              ") ";
   printKernelHead(os_, p_, pack, bounds);
-  os_      << "    const " << p_ << "_params p";
+  os_ << "    const " << p_ << "_params p";
   if (plan_.family == KernelFamily::Units)
     os_ << ", const long long *__restrict__ units";
   os_ << ") {\n";

@@ -112,8 +112,7 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     else
       os << "  threads: one warp (32 threads) per work unit, "
          << plan.threadsPerBlock << " per block\n";
-    os
-       << "  work units: " << plan.units.size() << " per instance (" << wide
+    os << "  work units: " << plan.units.size() << " per instance (" << wide
        << " wide), at most " << plan.unitBytes << " bytes each\n";
   } else if (plan.tileDim >= 0) {
     os << "  kernels: tile pack and unpack (" << kTileElems << "x"

@@ -451,14 +451,16 @@ std::string emitHostLaunchC(const KernelPlan &plan, const std::string &p) {
        << "        a = m + 1;\n"
        << "    }\n"
        << "    params->num_items = a - params->first_item;\n";
-    if (const int64_t g = getChunkUnitsGroup(plan); unitsByChunks(plan))
+    if (unitsByChunks(plan)) {
+      const int64_t g = getChunkUnitsGroup(plan);
       os << "    /* A block per " << g << " items. */\n"
          << "    threads = (params->num_items / " << g
          << " + (params->num_items % " << g << " != 0)) * " << block << ";\n";
-    else
+    } else {
       os << "    threads = params->num_items > " << lit(kMax / 32) << "\n"
          << "                  ? " << lit(kMax) << "\n"
          << "                  : params->num_items * 32;\n";
+    }
     os << "  }\n";
   }
   if (units && nu == 0) {

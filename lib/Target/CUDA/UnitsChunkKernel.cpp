@@ -156,15 +156,14 @@ void emitWordUnpack(int64_t w, std::ostream &os) {
 
 bool unitsWordUnpack(const KernelPlan &plan) {
   const int64_t w = plan.width;
-  if (!unitsByChunks(plan) || (w != 4 && w != 8) || plan.layout.size % w != 0 ||
-      plan.layout.extent % w != 0 ||
-      plan.layout.size >=
-          kWordUnpackMaxMean * static_cast<int64_t>(plan.units.size()))
-    return false;
-  for (const WorkUnit &u : plan.units)
-    if (!u.wide || u.packed % w != 0 || u.length % w != 0 || u.src % w != 0)
-      return false;
-  return true;
+  // Without a byte path every run starts at a multiple of the width in
+  // every instance and is a multiple of it long (alignAccesses), so every
+  // unit is a wide body at aligned packed and origin offsets: no need to
+  // look at the table, which computeLaunch would do at every call.
+  return unitsByChunks(plan) && (w == 4 || w == 8) && !plan.needsBytePath &&
+         plan.layout.size % w == 0 && plan.layout.extent % w == 0 &&
+         plan.layout.size <
+             kWordUnpackMaxMean * static_cast<int64_t>(plan.units.size());
 }
 
 void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,

@@ -8,8 +8,7 @@
 // offsets of a group of kChunkUnitsGroup consecutive items into shared
 // memory with a table of each chunk's first item, and each thread reads
 // its chunk's first unit there, then gathers (pack) or scatters (unpack)
-// the chunk's pieces. See
-// docs/Compiler.md, "Units of short runs".
+// the chunk's pieces. See docs/Compiler.md, "Units of short runs".
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_TARGET_CUDA_UNITSCHUNKKERNEL_H
