@@ -13,7 +13,10 @@
 # LIB_A: a folder with libddtc.so.0 (e.g. built at the commit to compare
 # against with `ninja -C build lib/libddtc.so.0.1.0` and copied there under
 # that name). BUILD_DIR (default build) gives ddtc-bench and library B.
-# ROUNDS (default 2) sets the rounds. Writes OUT_DIR/{A,B}<round>.{json,txt}.
+# ROUNDS (default 2) sets the rounds. ENV_A and ENV_B (default empty) are
+# settings for one side's runs only, e.g. ENV_A="DDTC_MAPPED_CHUNKS=0" with
+# LIB_A the build's own lib folder compares one library with and without a
+# setting. Writes OUT_DIR/{A,B}<round>.{json,txt}.
 set -u
 usage() { sed -n '2,/^[^#]/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
@@ -35,10 +38,12 @@ only=()
 for n in $(cut -f1 "$layouts"); do only+=(--only "$n"); done
 for r in $(seq 1 "$rounds"); do
   for v in A B; do
-    if [ $v = A ]; then lib=$(cd "$lib_a" && pwd); else lib=$(cd "$build/lib" && pwd); fi
+    if [ $v = A ]; then lib=$(cd "$lib_a" && pwd); settings=${ENV_A:-}
+    else lib=$(cd "$build/lib" && pwd); settings=${ENV_B:-}; fi
     cache=$(mktemp -d)
-    echo "round $r, library $v ($lib)"
-    LD_LIBRARY_PATH=$lib DDTC_CACHE_DIR=$cache "$build/bin/ddtc-bench" \
+    echo "round $r, library $v ($lib)${settings:+, $settings}"
+    # shellcheck disable=SC2086 # settings are words of NAME=VALUE
+    env $settings LD_LIBRARY_PATH=$lib DDTC_CACHE_DIR=$cache "$build/bin/ddtc-bench" \
       --layouts "$layouts" --out "$out/$v$r.json" "${only[@]}" \
       > "$out/$v$r.txt" 2>&1 || echo "side-by-side.sh: run $v$r failed (see $out/$v$r.txt)"
     rm -rf "$cache"

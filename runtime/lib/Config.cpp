@@ -68,6 +68,7 @@ Config readConfig() {
   c.verbose = envFlag("DDTC_VERBOSE", false);
   c.checkPointers = envFlag("DDTC_CHECK_POINTERS", true);
   c.tiles = envFlag("DDTC_TILES", true);
+  c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
 
   std::string jit = env("DDTC_JIT");
   if (jit.empty() || jit == "async")

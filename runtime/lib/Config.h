@@ -6,7 +6,7 @@
 //   here (Config.cpp)       DDTC_CACHE_DIR, DDTC_DISABLE_CACHE, DDTC_JIT,
 //                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
-//                           DDTC_JIT_THREADS
+//                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
 //                           loads the driver before any setting is read)
 //   lib/Target/CUDA/NVRTCCompiler.cpp
@@ -57,6 +57,10 @@ struct Config {
   /// DDTC_TILES=0: transposing layouts keep the strided kernels instead of
   /// the shared-memory tile kernels (detectTransposeTiles).
   bool tiles = true;
+  /// DDTC_MAPPED_CHUNKS=0: packs into mapped host memory of types whose
+  /// kernels give a work unit a warp keep those kernels instead of the
+  /// generic chunk kernels (a 16-byte chunk a thread).
+  bool mappedChunks = true;
   /// DDTC_JIT_THREADS: background compiler threads.
   int jitThreads = 2;
   /// Settings that were not understood, to report once.

@@ -228,11 +228,13 @@ void freeDeviceMemory(const DriverAPI &api, DeviceContext &dc, CUdeviceptr p) {
   api.cuMemFree(p);
 }
 
-Status checkDevicePointer(const DriverAPI &api, const void *p,
-                          const char *what) {
+Status checkDevicePointer(const DriverAPI &api, const void *p, const char *what,
+                          unsigned *memoryType) {
   unsigned type = 0;
   CUresult rc = api.cuPointerGetAttribute(
       &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p));
+  if (memoryType)
+    *memoryType = rc == CUDA_SUCCESS ? type : 0;
   if (rc == CUDA_SUCCESS)
     return Status::success();
   char addr[32];

@@ -71,8 +71,9 @@ void freeDeviceMemory(const cu::DriverAPI &api, DeviceContext &dc,
                       cu::CUdeviceptr p);
 
 /// Checks that `p` is memory the GPU can access; `what` names the buffer.
+/// Sets `memoryType`, when given, to its CU_MEMORYTYPE_*.
 Status checkDevicePointer(const cu::DriverAPI &api, const void *p,
-                          const char *what);
+                          const char *what, unsigned *memoryType = nullptr);
 
 } // namespace ddtc::rt
 

@@ -15,6 +15,7 @@
 #include "PlanCache.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include "ddtc/Core/PackRange.h"
 
@@ -151,6 +152,22 @@ Status loadNestKernels(const ddtc_type_s &t, const DriverAPI &api,
       return s;
   }
   return Status::success();
+}
+
+/// Loads the built-in units kernels of `width` that give a thread a 16-byte
+/// chunk on `dc`'s context (once per context: loadModule keeps them).
+Status loadChunkKernels(const DriverAPI &api, DeviceContext &dc, int width,
+                        const LoadedModule *&out) {
+  const KernelPlan shape = makeUnitsShapePlan(width, /*chunks=*/true);
+  const std::string key = kernelShapeKey(shape);
+  const BuiltinKernel *k = findBuiltinGeneric(key, dc.arch);
+  if (!k)
+    return Status::error(DDTC_ERROR_INTERNAL, "no built-in kernel " + key +
+                                                  " for sm_" +
+                                                  std::to_string(dc.arch));
+  const std::string prefix = kernelSymbolPrefix(key);
+  return loadModule(api, dc, static_cast<uint64_t>(k - kBuiltinKernels) + 1,
+                    k->data, prefix + "_pack", prefix + "_unpack", out);
 }
 
 Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
@@ -511,8 +528,9 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   s = currentContext(*api, packed, dc);
   if (!s.ok())
     return s;
+  unsigned packedType = 0;
   if (config().checkPointers) {
-    s = checkDevicePointer(*api, packed, "packed");
+    s = checkDevicePointer(*api, packed, "packed", &packedType);
     if (s.ok()) {
       // The first byte instance 0 touches (origin may be null, as
       // MPI_BOTTOM, with absolute displacements).
@@ -563,16 +581,38 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
     ++stats().genericLaunches;
     return Status::success();
   }
-  LaunchConfig cfg = computeLaunch(*sel.plan, count, lo, hi, maxCtas, pack);
+  // A pack into mapped host memory of a type whose kernels give a work unit
+  // a warp runs the generic chunk kernel of its width instead: its threads
+  // store consecutive 16-byte chunks, the long sequential writes the host's
+  // link wants, where a warp a unit leaves the ends of every unit to a few
+  // lanes.
+  const LoadedModule *module = sel.module;
+  UnitsKernels design = UnitsKernels::Planned;
+  if (pack && isUnits(*sel.plan) && !unitsByChunks(*sel.plan) &&
+      config().mappedChunks) {
+    if (!config().checkPointers)
+      checkDevicePointer(*api, packed, "packed", &packedType);
+    if (packedType == CU_MEMORYTYPE_HOST) {
+      s = loadChunkKernels(*api, *dc, static_cast<int>(sel.plan->width),
+                           module);
+      if (!s.ok())
+        return s;
+      design = UnitsKernels::Chunks;
+    }
+  }
+  LaunchConfig cfg =
+      computeLaunch(*sel.plan, count, lo, hi, maxCtas, pack, design);
   if (!cfg.error.empty())
     return Status::error(DDTC_ERROR_INTERNAL,
                          std::string(fn) + ": " + cfg.error);
   if (cfg.grid == 0)
     return Status::success();
-  s = launch(*sel.module, cfg);
+  s = launch(*module, cfg);
   if (!s.ok())
     return s;
-  ++(sel.specialized ? stats().specializedLaunches : stats().genericLaunches);
+  ++(sel.specialized && design == UnitsKernels::Planned
+         ? stats().specializedLaunches
+         : stats().genericLaunches);
   return Status::success();
 }
 

@@ -20,6 +20,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -38,6 +40,100 @@ struct DeviceBuffer {
   ~DeviceBuffer() { api.cuMemFree(p); }
   void *get() const { return reinterpret_cast<void *>(p); }
 };
+
+} // namespace
+
+namespace {
+
+/// Packs of a type of long work units (a warp a unit) into mapped pinned
+/// host memory run the generic chunk kernel (counted as a generic launch,
+/// though the type's specialized kernel is ready), unless
+/// DDTC_MAPPED_CHUNKS=0; into device memory, the specialized kernel. Every
+/// pack's bytes are checked. Returns whether all held (CHECK prints which
+/// did not).
+bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
+  auto body = [&]() -> int {
+    // 18 runs (more than a strided nest point takes) of 320-560 bytes at
+    // width 8, 3 doubles apart.
+    const char *spec =
+        "t = indexed([40, 70, 50, 45, 60, 41, 55, 48, 66, 43, 52, 47, 61, 44, "
+        "58, 49, 63, 42], [1, 44, 117, 170, 218, 281, 325, 383, 434, 503, 549, "
+        "604, 654, 718, 765, 826, 878, 944], double)\n";
+    SpecFile parsed;
+    std::string error;
+    CHECK(parseSpec(spec, "t", parsed, error));
+    const Datatype &type = *parsed.bindings.back().type;
+    const LayoutInfo &l = type.layout();
+    const int64_t count = 7, total = l.size * count;
+    // The instances' bytes end past count extents: the first run is one
+    // double in.
+    const size_t span =
+        static_cast<size_t>(l.trueLb + l.trueExtent + l.extent * (count - 1));
+    DeviceBuffer origin(api, span), packed(api, static_cast<size_t>(total));
+    void *hostMem = nullptr;
+    // Packed bytes and a poisoned guard after them.
+    const size_t hostBytes = static_cast<size_t>(total) + 16;
+    CHECK(api.cuMemAllocHost(&hostMem, hostBytes) == 0);
+    std::unique_ptr<void, std::function<void(void *)>> hostOwner(
+        hostMem, [&](void *p) { api.cuMemFreeHost(p); });
+    auto *host = static_cast<unsigned char *>(hostMem);
+    std::vector<unsigned char> in(span), ref(static_cast<size_t>(total)),
+        got(static_cast<size_t>(total));
+    std::mt19937_64 rng(11);
+    for (unsigned char &c : in)
+      c = static_cast<unsigned char>(rng());
+    CHECK(api.cuMemcpyHtoD(origin.p, in.data(), span) == 0);
+    referencePack(type, count, in.data(), ref.data());
+    for (bool chunks : {true, false}) {
+      setenv("DDTC_MAPPED_CHUNKS", chunks ? "1" : "0", 1);
+      resetRuntime();
+      ddtc_type t = makeType(spec);
+      CHECK(t && ddtc_type_commit(t) == DDTC_SUCCESS &&
+            ddtc_type_wait(t) == DDTC_SUCCESS);
+      ddtc_kernel_info info;
+      CHECK(ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS &&
+            info.uses_work_units == 1 &&
+            std::strstr(info.shape, "chunks") == nullptr);
+      for (int64_t lo : {int64_t(0), int64_t(13)}) {
+        const int64_t hi = total - lo;
+        std::memset(host, 0xA5, hostBytes);
+        ddtc_stats before = statsNow();
+        CHECK(ddtc_pack(t, origin.get(), count, lo, hi, host, nullptr, 0) ==
+              DDTC_SUCCESS);
+        CHECK(api.cuCtxSynchronize() == 0);
+        int64_t bad = 0;
+        while (bad < hi - lo && host[bad] == ref[lo + bad])
+          ++bad;
+        CHECK_MSG(bad == hi - lo,
+                  "mapped pack of [%lld, %lld), DDTC_MAPPED_CHUNKS=%d: "
+                  "byte %lld wrong",
+                  (long long)lo, (long long)hi, chunks, (long long)(lo + bad));
+        CHECK(host[hi - lo] == 0xA5);
+        ddtc_stats after = statsNow();
+        CHECK_MSG(after.generic_launches == before.generic_launches + chunks &&
+                      after.specialized_launches ==
+                          before.specialized_launches + !chunks,
+                  "DDTC_MAPPED_CHUNKS=%d: %lld generic, %lld specialized",
+                  chunks,
+                  (long long)(after.generic_launches - before.generic_launches),
+                  (long long)(after.specialized_launches -
+                              before.specialized_launches));
+        // Into device memory: the type's own kernel.
+        CHECK(ddtc_pack(t, origin.get(), count, lo, hi, packed.get(), nullptr,
+                        0) == DDTC_SUCCESS);
+        CHECK(api.cuMemcpyDtoH(got.data(), packed.p, hi - lo) == 0);
+        CHECK(std::memcmp(got.data(), ref.data() + lo, hi - lo) == 0);
+        CHECK(statsNow().specialized_launches ==
+              after.specialized_launches + 1);
+      }
+      ddtc_type_free(&t);
+    }
+    unsetenv("DDTC_MAPPED_CHUNKS");
+    resetRuntime();
+    return kPass;
+  };
+  return body() == kPass;
+}
 
 } // namespace
 
@@ -170,6 +266,8 @@ DDTC_TEST("fake-driver", fakeDriver) {
   CHECK(statsNow().nvrtc_compiles == s2.nvrtc_compiles); // nothing compiled
   ddtc_type_free(&v);
   unsetenv("DDTC_JIT");
+
+  CHECK(mappedHostPacksByChunks(*api));
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;

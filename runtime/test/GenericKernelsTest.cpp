@@ -240,37 +240,48 @@ std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
 
   const std::vector<std::pair<int64_t, int64_t>> ranges = rangesOf(total, rng);
   const int64_t caps[] = {0, 1 + static_cast<int64_t>(rng() % 3)};
-  // The buffers aligned as cudaMalloc's, or both shifted by one byte.
-  for (int misalign = 0; misalign < 2; ++misalign) {
-    for (auto [lo, hi] : ranges) {
-      for (int64_t cap : caps) {
-        LaunchConfig cfg = computeLaunch(g, count, lo, hi, cap);
-        if (!cfg.error.empty())
-          return "computeLaunch: " + cfg.error;
-        std::string where = " (range [" + std::to_string(lo) + ", " +
-                            std::to_string(hi) + "), cap " +
-                            std::to_string(cap) + ", misaligned " +
-                            std::to_string(misalign) + ", width " +
-                            std::to_string(g.width) + ")";
-        auto runKernel = [&](const KernelCall &call,
-                             KernelBuffers &b) -> std::string {
-          ddtcEmuWatchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
-                            b.readBegin, b.readEnd);
-          if (cfg.grid > 0 &&
-              !launchUnitsKernel(call.pack, g.width, unitsByChunks(g), cfg,
-                                 static_cast<unsigned char *>(b.origin()),
-                                 static_cast<unsigned char *>(b.packed()),
-                                 table.data()))
-            return "no generic kernel of width " + std::to_string(g.width);
-          const void *at = nullptr;
-          unsigned long long bytes = 0;
-          if (ddtcEmuStrayRead(at, bytes))
-            return b.describeStrayRead(call, at, static_cast<int64_t>(bytes));
-          return "";
-        };
-        std::string r = checkBothWays(checker, lo, hi, misalign, runKernel);
-        if (!r.empty())
-          return r + where;
+  // The chunk kernels also serve plans of long units (the runtime packs
+  // into mapped host memory with them).
+  std::vector<UnitsKernels> designs = {UnitsKernels::Planned};
+  if (!unitsByChunks(g)) {
+    designs.push_back(UnitsKernels::Chunks);
+    ++servedBy()["units.w" + std::to_string(g.width) + ".chunks(long)"];
+  }
+  for (UnitsKernels design : designs) {
+    const bool chunks = design == UnitsKernels::Chunks || unitsByChunks(g);
+    // The buffers aligned as cudaMalloc's, or both shifted by one byte.
+    for (int misalign = 0; misalign < 2; ++misalign) {
+      for (auto [lo, hi] : ranges) {
+        for (int64_t cap : caps) {
+          LaunchConfig cfg =
+              computeLaunch(g, count, lo, hi, cap, /*pack=*/true, design);
+          if (!cfg.error.empty())
+            return "computeLaunch: " + cfg.error;
+          std::string where =
+              " (range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+              "), cap " + std::to_string(cap) + ", misaligned " +
+              std::to_string(misalign) + ", width " + std::to_string(g.width) +
+              (chunks ? ", a chunk a thread" : "") + ")";
+          auto runKernel = [&](const KernelCall &call,
+                               KernelBuffers &b) -> std::string {
+            ddtcEmuWatchReads(b.sourceBuffer, b.sourceBuffer + b.sourceBytes,
+                              b.readBegin, b.readEnd);
+            if (cfg.grid > 0 &&
+                !launchUnitsKernel(call.pack, g.width, chunks, cfg,
+                                   static_cast<unsigned char *>(b.origin()),
+                                   static_cast<unsigned char *>(b.packed()),
+                                   table.data()))
+              return "no generic kernel of width " + std::to_string(g.width);
+            const void *at = nullptr;
+            unsigned long long bytes = 0;
+            if (ddtcEmuStrayRead(at, bytes))
+              return b.describeStrayRead(call, at, static_cast<int64_t>(bytes));
+            return "";
+          };
+          std::string r = checkBothWays(checker, lo, hi, misalign, runKernel);
+          if (!r.empty())
+            return r + where;
+        }
       }
     }
   }
@@ -297,6 +308,15 @@ DDTC_TEST("generic-kernels", genericKernels) {
       "hvector(5, 3, -40, contiguous(7, char))",
       "contiguous(1000, short)",
       "indexed_block(33, [0, 40, 200], long double)",
+      // Units of hundreds of bytes at each width: a warp a unit, and the
+      // chunk kernels as for mapped host memory.
+      "indexed([300, 200, 500], [1, 400, 1000], char)",
+      "indexed([150, 300], [1, 400], short)",
+      "indexed([100, 170], [1, 200], int)",
+      "indexed([60, 90], [1, 100], double)",
+      "indexed([40, 70, 50, 45, 60, 41, 55, 48, 66, 43, 52, 47, 61, 44, 58, "
+      "49, 63, 42], [1, 44, 117, 170, 218, 281, 325, 383, 434, 503, 549, 604, "
+      "654, 718, 765, 826, 878, 944], double)",
   };
   int failures = 0, cases = 0;
   auto report = [&](const Datatype &t, int64_t count, const std::string &why) {

@@ -109,9 +109,12 @@ std::string dimName(size_t s, const char *what, size_t d) {
 
 /// Calls fn(name, value, comment) for every member of the parameter struct
 /// of `plan`, in order. The names and their number depend only on the
-/// plan's shape (kernelShapeKey).
+/// plan's shape (kernelShapeKey); `chunks` says whether a units plan's
+/// kernels are the chunk kernels (unitsByChunks, unless a launch asks for
+/// them whatever the plan's units).
 template <typename Fn>
-void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
+void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn,
+                  bool chunks) {
   const CanonicalLayout &l = plan.layout;
   auto divisor = [&](const std::string &name, int64_t value,
                      const char *comment) {
@@ -130,7 +133,7 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn) {
     fn("first_item", v.firstItem,
        "first (instance, unit) item overlapping [lo, hi)");
     fn("num_items", v.numItems, "items from first_item on");
-    if (unitsByChunks(plan)) {
+    if (chunks) {
       fn("group", getChunkUnitsGroup(plan),
          "items a block takes per step of its loop");
       fn("word_unpack", unitsWordUnpack(plan) ? 1 : 0,
@@ -551,13 +554,15 @@ std::string Emitter::copy(bool pack, const std::string &type,
 
 void Emitter::emitParams() {
   os_ << "struct " << p_ << "_params {\n";
-  forEachParam(plan_, CallValues(),
-               [&](const std::string &name, int64_t, const char *comment) {
-                 os_ << "  long long " << name << ";";
-                 if (*comment)
-                   os_ << " // " << comment;
-                 os_ << "\n";
-               });
+  forEachParam(
+      plan_, CallValues(),
+      [&](const std::string &name, int64_t, const char *comment) {
+        os_ << "  long long " << name << ";";
+        if (*comment)
+          os_ << " // " << comment;
+        os_ << "\n";
+      },
+      unitsByChunks(plan_));
   os_ << "};\n\n";
 }
 
@@ -1653,7 +1658,8 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
       plan, CallValues(),
       [&](const std::string &name, int64_t value, const char *comment) {
         members.push_back({name, comment, value, false});
-      });
+      },
+      unitsByChunks(plan));
   CallValues other;
   other.lo = 1;
   other.hi = 2;
@@ -1664,14 +1670,16 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
   other.srcLo = 7;
   other.srcHi = 8;
   size_t i = 0;
-  forEachParam(plan, other,
-               [&](const std::string &, int64_t value, const char *) {
-                 ParamMember &m = members[i++];
-                 if (value != m.value) {
-                   m.perCall = true;
-                   m.value = 0;
-                 }
-               });
+  forEachParam(
+      plan, other,
+      [&](const std::string &, int64_t value, const char *) {
+        ParamMember &m = members[i++];
+        if (value != m.value) {
+          m.perCall = true;
+          m.value = 0;
+        }
+      },
+      unitsByChunks(plan));
   return members;
 }
 
@@ -1688,8 +1696,11 @@ std::vector<int64_t> encodeUnitTable(const KernelPlan &plan) {
 }
 
 LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
-                           int64_t hi, int64_t maxBlocks, bool pack) {
+                           int64_t hi, int64_t maxBlocks, bool pack,
+                           UnitsKernels unitsKernels) {
   LaunchConfig cfg;
+  const bool chunks =
+      unitsKernels == UnitsKernels::Chunks || unitsByChunks(plan);
   cfg.takesUnits = plan.family == KernelFamily::Units;
   cfg.block = plan.threadsPerBlock;
   const int64_t size = plan.layout.size;
@@ -1734,7 +1745,7 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
         }
         v.numItems = a - v.firstItem;
         // A block per group of items (chunk kernels), else a warp per item.
-        if (unitsByChunks(plan))
+        if (chunks)
           threads = ceilDiv(v.numItems, getChunkUnitsGroup(plan)) * cfg.block;
         else if (__builtin_mul_overflow(v.numItems, int64_t(32), &threads))
           threads = std::numeric_limits<int64_t>::max();
@@ -1756,9 +1767,12 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
       threads = ceilDiv(v.chunkEnd - v.chunkBegin, stridedBatch(plan, pack));
     }
   }
-  forEachParam(plan, v, [&](const std::string &, int64_t value, const char *) {
-    cfg.params.push_back(value);
-  });
+  forEachParam(
+      plan, v,
+      [&](const std::string &, int64_t value, const char *) {
+        cfg.params.push_back(value);
+      },
+      chunks);
   if (!cfg.error.empty() || threads == 0)
     return cfg;
   // A tile plan counted blocks, not threads.

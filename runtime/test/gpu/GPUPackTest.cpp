@@ -594,6 +594,10 @@ int runTests(int64_t randomTypes, uint64_t seed) {
 
   double firstCallMs = 0;
   int unitsTypes = 0, chunkUnitsTypes = 0;
+  // Types whose kernels give a work unit a warp and whose packs into mapped
+  // host memory ran the built-in chunk kernel (a generic launch once the
+  // specialized kernel is ready).
+  int mappedChunkTypes = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
       shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
       recordWindowTypes = 0, recordAlignedTypes = 0;
@@ -619,17 +623,37 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       continue;
     }
     std::mt19937_64 rng(seed * 31 + i);
+    bool warpUnits = false, mappedByChunks = false;
     for (int round = 0; round < 2 && !contextLost; ++round) {
       if (round == 1) {
         s = ddtc_type_wait(t);
         record(s == DDTC_SUCCESS, "wait " + spec + ": " + ddtc_last_error());
+        ddtc_kernel_info info;
+        // Its specialized kernel ready (not DDTC_JIT=generic), so that a
+        // generic launch can only be the chunk kernel's.
+        warpUnits = ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS &&
+                    info.origin >= DDTC_KERNEL_BUILTIN &&
+                    info.origin <= DDTC_KERNEL_COMPILED &&
+                    std::strncmp(info.shape, "units.", 6) == 0 &&
+                    !std::strstr(info.shape, ".chunks");
       }
       std::vector<Call> calls = makeCalls(type, count, rng);
       for (size_t k = 0; k < calls.size() && !contextLost; ++k) {
         std::string why;
+        const bool mappedPack =
+            warpUnits && calls[k].pack && calls[k].packedKind == Buffer::Mapped;
+        ddtc_stats before;
+        ddtc_get_stats(&before);
         bool ok =
             runCall(t, type, calls[k],
                     calls[k].nonBlocking ? nonBlocking : nullptr, rng, why);
+        if (mappedPack) {
+          ddtc_stats after;
+          ddtc_get_stats(&after);
+          mappedByChunks |=
+              after.generic_launches > before.generic_launches &&
+              after.specialized_launches == before.specialized_launches;
+        }
         if (round == 0 && k == 0) {
           firstCallMs += nowMs() - t0;
           ++firstCalls;
@@ -638,6 +662,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
                        "): " + describe(calls[k]) + ": " + why);
       }
     }
+    mappedChunkTypes += mappedByChunks;
     ddtc_kernel_info info;
     if (ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS) {
       tileTypes += std::strncmp(info.shape, "tile.", 5) == 0;
@@ -697,8 +722,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("tile kernels (transposing layouts) served %d type(s)\n",
               tileTypes);
   std::printf("work-unit kernels served %d type(s), %d of them a 16-byte "
-              "chunk a thread (short units)\n",
-              unitsTypes, chunkUnitsTypes);
+              "chunk a thread (short units); %d of the others packed into "
+              "mapped host memory with the chunk kernels\n",
+              unitsTypes, chunkUnitsTypes, mappedChunkTypes);
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s), %d of them of several runs per nest point\n",
               runAlignedTypes, recordAlignedTypes);

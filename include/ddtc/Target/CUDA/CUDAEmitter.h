@@ -203,14 +203,26 @@ struct LaunchConfig {
   std::string error;
 };
 
+/// Which kernels of a units plan a launch is for.
+enum class UnitsKernels {
+  /// The ones emitted for the plan (unitsByChunks decides).
+  Planned,
+  /// The chunk kernels (a 16-byte chunk a thread) whatever the length of
+  /// the plan's units: the runtime packs into mapped host memory with the
+  /// generic ones, whose long sequential stores suit the host's link.
+  Chunks,
+};
+
 /// Computes the grid, block and parameters that move packed bytes [lo, hi)
 /// of `count` instances with the kernels emitted for `plan`, with at most
 /// `maxBlocks` blocks (0: as many as the work needs, up to the hardware
 /// limit of 2^31 - 1), with the pack kernel or the unpack kernel. The
 /// parameters are the same both ways; the grid may differ (stridedBatch).
-/// Either kernel is correct with any grid.
+/// Either kernel is correct with any grid. `unitsKernels` matters for units
+/// plans only.
 LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
-                           int64_t hi, int64_t maxBlocks, bool pack = true);
+                           int64_t hi, int64_t maxBlocks, bool pack = true,
+                           UnitsKernels unitsKernels = UnitsKernels::Planned);
 
 /// One member of the parameter struct of a plan's kernels.
 struct ParamMember {
