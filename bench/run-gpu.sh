@@ -80,6 +80,22 @@ step() {
   return $rc
 }
 
+# Waits (up to 60 s) until no process holds a context on the GPU: a bench
+# part that follows a process stopped by a Yaksa time-out would otherwise
+# start while the driver still tears down that process's stuck kernel, and
+# its first module loads wait for it (its first cold compile took 345-542 ms
+# there, 19-75 ms in a fresh process on an idle GPU).
+wait_gpu_idle() {
+  command -v nvidia-smi >/dev/null || return 0
+  local t0=$SECONDS apps
+  while [ $((SECONDS - t0)) -lt 60 ]; do
+    apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)
+    [ -z "$apps" ] && break
+    sleep 0.5
+  done
+  echo "== GPU idle after $((SECONDS - t0)) s${apps:+ (still busy: $apps)}"
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
 
@@ -187,6 +203,7 @@ while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
     only+=(--only "$name")
   done
   [ ${#only[@]} -eq 0 ] && break
+  wait_gpu_idle
   ok_rc=85 step "bench-part-$part" timeout 500 "$build/bin/ddtc-bench" \
     --layouts "$out/layouts.tsv" --out "$out/ddtc-part-$part.json" \
     "${calibration[@]}" "${yaksa[@]}" "${only[@]}"

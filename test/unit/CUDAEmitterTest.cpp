@@ -5,6 +5,8 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
+#include "ddtc/Target/CUDA/RecordWindowKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Testing/RandomDatatype.h"
 
@@ -465,6 +467,51 @@ TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
     }
     EXPECT_EQ(cfg.grid == 0, num == 0);
   }
+}
+
+TEST(RecordPeriodKernel, PeriodsOfWholeWords) {
+  // 28 packed bytes every 48: a period is one point.
+  const KernelPlan fields = plan("contiguous(300, resized(0, 48, struct([3, "
+                                 "1], [0, 36], [double, int])))");
+  ASSERT_TRUE(isRecordPeriodPlan(fields));
+  PeriodGeometry g = getPeriodGeometry(fields);
+  EXPECT_EQ(g.stride, 48);
+  EXPECT_EQ(g.points, 1);
+  EXPECT_EQ(g.span, 48);
+  EXPECT_EQ(g.packed, 28);
+  EXPECT_EQ(g.inRow, 13); // 12 words, made odd
+  EXPECT_EQ(g.outRow, 7);
+  EXPECT_EQ(g.rows, 256);
+  EXPECT_EQ(periodShapeSuffix(fields), ".p48:0+24,36+4");
+  EXPECT_NE(kernelShapeKey(fields).find(".p48:0+24,36+4"), std::string::npos);
+  // 9 packed bytes every 14: four points make whole words on both sides.
+  const KernelPlan bytes = plan("contiguous(700, resized(0, 14, struct([1, "
+                                "1, 2], [0, 4, 8], [float, char, short])))");
+  ASSERT_TRUE(isRecordPeriodPlan(bytes));
+  g = getPeriodGeometry(bytes);
+  EXPECT_EQ(g.points, 4);
+  EXPECT_EQ(g.span, 56);
+  EXPECT_EQ(g.packed, 36);
+  EXPECT_EQ(g.inRow % 2, 1);
+  EXPECT_EQ(g.outRow, 9);
+  // One struct an instance: the instances are the row.
+  EXPECT_TRUE(isRecordPeriodPlan(
+      plan("resized(0, 24, struct([2, 1, 1], [0, 12, 17], [float, int, "
+           "char]))")));
+  // Points that do not follow each other at one stride across instances,
+  // or rows of rows: the record window pack.
+  const KernelPlan cut = plan("resized(0, 14448, contiguous(300, resized(0, "
+                              "48, struct([3, 1], [0, 36], [double, int]))))");
+  EXPECT_FALSE(isRecordPeriodPlan(cut));
+  EXPECT_TRUE(isRecordWindowPlan(cut));
+  EXPECT_EQ(kernelShapeKey(cut).find(".p"), std::string::npos);
+  EXPECT_FALSE(isRecordPeriodPlan(
+      plan("hvector(3, 1, 50000, contiguous(700, resized(0, 48, struct([3, "
+           "1], [0, 36], [double, int]))))")));
+  // Two periods' kernels differ in their shape, not their parameters.
+  const KernelPlan other = plan("contiguous(300, resized(0, 48, struct([3, "
+                                "1], [0, 32], [double, int])))");
+  EXPECT_NE(kernelShapeKey(other), kernelShapeKey(fields));
 }
 
 TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {

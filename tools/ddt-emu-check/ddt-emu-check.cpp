@@ -9,6 +9,7 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/Testing/CheckerOptions.h"
 #include "ddtc/Testing/KernelCheck.h"
@@ -632,7 +633,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
           fills = 0, records = 0, units = 0, recordWindow = 0,
-          recordAligned = 0, unitChunks = 0;
+          recordAligned = 0, unitChunks = 0, recordPeriod = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -646,8 +647,10 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
       if (stridedVariant(c.plan, true) == StridedVariant::Window) {
         ++window;
         recordWindow += hasRecords(c.plan.layout);
+        recordPeriod += isRecordPeriodPlan(c.plan);
       }
-      if (stridedVariant(c.plan, false) == StridedVariant::RunAligned) {
+      if (stridedVariant(c.plan, false) == StridedVariant::RunAligned &&
+          !isRecordPeriodPlan(c.plan)) {
         ++runAligned;
         recordAligned += hasRecords(c.plan.layout);
       }
@@ -660,12 +663,14 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++records;
     }
   }
-  std::printf("kernels: %lld strided (%lld window pack (%lld of records), "
+  std::printf("kernels: %lld strided (%lld window pack (%lld of records, "
+              "%lld packed and unpacked by their period), "
               "%lld run-aligned unpack (%lld of records), %lld batched "
               "gather, %lld unpack filling sectors, %lld with records), %lld "
               "units (%lld a chunk a thread), %lld tile\n",
               static_cast<long long>(strided), static_cast<long long>(window),
               static_cast<long long>(recordWindow),
+              static_cast<long long>(recordPeriod),
               static_cast<long long>(runAligned),
               static_cast<long long>(recordAligned),
               static_cast<long long>(batched), static_cast<long long>(fills),

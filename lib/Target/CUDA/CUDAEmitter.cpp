@@ -12,6 +12,7 @@
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
 #include "ddtc/Core/PackRange.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/TileKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
@@ -904,6 +905,10 @@ void Emitter::emitRunAlignedUnpack() {
 }
 
 void Emitter::emitStridedKernel(bool pack) {
+  if (!pack && isRecordPeriodPlan(plan_)) {
+    emitRecordPeriodUnpack(plan_, p_, os_);
+    return;
+  }
   if (stridedVariant(plan_, pack) == StridedVariant::Wide) {
     emitWideKernel(pack);
     return;
@@ -1339,15 +1344,24 @@ EmittedKernels Emitter::run() {
            << " and the innermost, through shared memory)";
   else
     banner << (plan_.needsBytePath ? ", with byte path" : ", no byte path")
-           << ", " << getStridedVariantName(stridedVariant(plan_, true))
-           << " pack, " << getStridedVariantName(stridedVariant(plan_, false))
-           << " unpack";
+           << ", "
+           << (isRecordPeriodPlan(plan_)
+                   ? std::string("period pack, period unpack")
+                   : std::string(
+                         getStridedVariantName(stridedVariant(plan_, true))) +
+                         " pack, " +
+                         getStridedVariantName(stridedVariant(plan_, false)) +
+                         " unpack");
   banner << "\n";
   out.banner = banner.str();
 
   os_ << "// Kernel shape " << kernelShapeKey(plan_)
       << ": sizes, strides and offsets\n// come in " << out.paramsName
-      << " at launch.\n"
+      << " at launch"
+      << (isRecordPeriodPlan(plan_)
+              ? " (the point stride and the runs are in the shape)"
+              : "")
+      << ".\n"
       << "#ifndef DDTC_FILL_MIN_RUN\n"
       << "#define DDTC_FILL_MIN_RUN " << kFillMinRun << "\n"
       << "#define DDTC_FILL_MAX_RUN " << kFillMaxRun << "\n"
@@ -1582,7 +1596,8 @@ int64_t stridedBatch(const KernelPlan &plan, bool pack) {
 
 bool unpackFillsSectors(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
-      stridedVariant(plan, false) == StridedVariant::RunAligned)
+      stridedVariant(plan, false) == StridedVariant::RunAligned ||
+      isRecordPeriodPlan(plan))
     return false;
   for (const Segment &seg : plan.layout.segments)
     for (const Run &r : seg.runs)
@@ -1629,6 +1644,12 @@ std::string kernelShapeKey(const KernelPlan &plan) {
                                 : "") +
         (shortWordRuns(plan) ? ".short" : "") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
+  if (isRecordPeriodPlan(plan))
+    // Both kernels by the period, whose stride and runs they are printed
+    // for.
+    key = "strided.w" + std::to_string(plan.width) +
+          (plan.needsBytePath ? ".bytes" : "") + ".period" +
+          periodShapeSuffix(plan) + ".d";
   for (size_t s = 0; s < plan.layout.segments.size(); ++s) {
     const Segment &seg = plan.layout.segments[s];
     key += (s ? "-" : "") + std::to_string(seg.dims.size());

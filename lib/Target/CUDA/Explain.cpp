@@ -5,6 +5,7 @@
 #include "ddtc/Core/CanonicalLayout.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
@@ -123,6 +124,14 @@ std::string explainKernels(const std::string &name, const Datatype &type,
        << " per tile (grid-stride over the tiles of the range)\n";
   } else {
     auto variant = [&](bool pack) {
+      if (pack && isRecordPeriodPlan(plan))
+        return "by period (a block stages its periods' source spans in "
+               "shared memory with coalesced word loads; a thread assembles "
+               "one period's packed words from fixed words of its span)";
+      if (isRecordPeriodPlan(plan))
+        return "by period (a block stages its periods' packed words in "
+               "shared memory; a thread assembles one period's span words; "
+               "the block stores their run bytes, coalesced)";
       if (stridedVariant(plan, pack) == StridedVariant::Wide)
         return "wide (one width-byte access per chunk)";
       if (stridedVariant(plan, pack) == StridedVariant::Window)
@@ -142,7 +151,13 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     };
     os << "  kernels: pack " << variant(true) << ", unpack " << variant(false)
        << "\n";
-    if (stridedVariant(plan, true) == StridedVariant::Window)
+    if (isRecordPeriodPlan(plan)) {
+      const PeriodGeometry g = getPeriodGeometry(plan);
+      os << "  threads: pack one per period of " << g.points << " point(s) ("
+         << g.packed << " packed bytes from " << g.span << " source bytes), "
+         << plan.threadsPerBlock << " per block, a block taking " << g.rows
+         << " periods a step; the same to unpack";
+    } else if (stridedVariant(plan, true) == StridedVariant::Window)
       os << "  threads: pack one per " << stridedBatch(plan, true)
          << " chunks of " << stridedLaunchChunkBytes(plan)
          << " bytes of the packed stream, " << plan.threadsPerBlock

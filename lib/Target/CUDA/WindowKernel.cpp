@@ -21,6 +21,7 @@
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/RecordWindowKernel.h"
 
 #include <cassert>
@@ -304,6 +305,10 @@ void emitPack(const KernelPlan &plan, const std::string &p, std::ostream &os) {
 void emitWindowPack(const KernelPlan &plan, const std::string &prefix,
                     std::ostream &os) {
   assert(isWindowPlan(plan) && "a window plan");
+  if (isRecordPeriodPlan(plan)) {
+    emitRecordPeriodPack(plan, prefix, os);
+    return;
+  }
   os << kWindowHelpers;
   if (plan.layout.segments.front().runs.size() == 1)
     emitPack(plan, prefix, os);

@@ -544,6 +544,13 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       {"hvector(3, 1, 9000, contiguous(150, resized(0, 52, struct([2, 1, 1], "
        "[1, 20, 33], [short, int, char]))))",
        2},
+      // Records packed by their period: 4 structs of 9 packed bytes every
+      // 14 a period, in rows and one an instance.
+      {"contiguous(700, resized(0, 14, struct([1, 1, 2], [0, 4, 8], [float, "
+       "char, short])))",
+       3},
+      {"resized(0, 24, struct([2, 1, 1], [0, 12, 17], [float, int, char]))",
+       3001},
       {"vector(3000, 1, 2, float)", 2},
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
@@ -598,6 +605,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   // host memory ran the built-in chunk kernel (a generic launch once the
   // specialized kernel is ready).
   int mappedChunkTypes = 0;
+  int periodTypes = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
       shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
       recordWindowTypes = 0, recordAlignedTypes = 0;
@@ -670,6 +678,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       chunkUnitsTypes += std::strstr(info.shape, ".chunks") != nullptr;
       runAlignedTypes += std::strstr(info.shape, "-runs.") != nullptr;
       windowTypes += std::strstr(info.shape, ".window") != nullptr;
+      // ".p<stride>:<runs>" in the shape.
+      periodTypes += std::strchr(info.shape, ':') != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
       // A segment of several runs per point: "d1r3" in the shape.
@@ -731,6 +741,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("window packs (dense records) served %d type(s), %d of "
               "them of several runs per nest point\n",
               windowTypes, recordWindowTypes);
+  std::printf("period kernels (records, a period of points a thread) served "
+              "%d type(s)\n",
+              periodTypes);
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);

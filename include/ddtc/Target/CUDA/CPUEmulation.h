@@ -4,7 +4,8 @@
 // compile with an ordinary C++ compiler and run on the host: block after
 // block, the threads of a block run in turn. It supplies only what the
 // emitted kernels use (the CUDA keywords, the thread and block indices, the
-// vector types, __umul64hi, __shared__ and __syncthreads). No kernel uses a
+// vector types, __umul64hi, __shared__, __constant__ tables and
+// __syncthreads). No kernel uses a
 // warp operation.
 //
 // Barriers: each block's thread 0 runs first as a fiber (ucontext). When it
@@ -54,6 +55,9 @@
 #endif
 #ifndef __shared__
 #define __shared__ static thread_local
+#endif
+#ifndef __constant__
+#define __constant__ static const
 #endif
 #ifndef __launch_bounds__
 #define __launch_bounds__(...)

@@ -1,0 +1,72 @@
+//===- RecordPeriodKernel.h - Records packed by a fixed period -*- C++ -*-===//
+//
+// The pack of a record window plan (RecordWindowKernel.h) whose points
+// follow each other at one stride across instances too: every K points
+// (K = 1, 2 or 4, so that K points' packed bytes and their source span are
+// whole 4-byte words) are one "period", whose packed words come from fixed
+// words of its source span. The kernel is printed for the record's runs and
+// stride (they are in its shape key): a block stages the source spans of
+// its periods in shared memory with coalesced word loads, each thread
+// assembles one period's packed words with constant word and byte indices,
+// and the block stores the packed words coalesced. No locate, no search of
+// the point's runs, no division by a launch parameter. See
+// docs/Compiler.md, "Records by their period".
+//===----------------------------------------------------------------------===//
+
+#ifndef DDTC_TARGET_CUDA_RECORDPERIODKERNEL_H
+#define DDTC_TARGET_CUDA_RECORDPERIODKERNEL_H
+
+#include "ddtc/Core/KernelPlan.h"
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace ddtc {
+
+/// The largest source span (K points' stride) and packed bytes of a period.
+constexpr int64_t kPeriodMaxSpan = 1024;
+constexpr int64_t kPeriodMaxPacked = 512;
+/// The shared memory a block's staged periods may take (of the 48 KiB of
+/// static shared memory a block may have).
+constexpr int64_t kPeriodSharedBytes = 40 * 1024;
+
+/// A period's figures, all fixed by the plan.
+struct PeriodGeometry {
+  int64_t stride = 0; ///< bytes between consecutive points
+  int64_t points = 0; ///< K: points of one period
+  int64_t span = 0;   ///< K x stride: the period's source bytes
+  int64_t packed = 0; ///< K x the point's packed bytes
+  int64_t inRow = 0;  ///< shared words of a staged source span (odd)
+  int64_t outRow = 0; ///< shared words of a period's packed words (odd)
+  int64_t rows = 0;   ///< periods a block stages at once
+};
+
+/// Whether a record window plan packs by its period: its points are one
+/// row that continues across instances (no dimension, or one whose count
+/// times stride is the extent), so point q of the packed stream starts at
+/// origin offset base + q x stride; and a period fits kPeriodMaxSpan and
+/// kPeriodMaxPacked with at least 32 rows in kPeriodSharedBytes.
+bool isRecordPeriodPlan(const KernelPlan &plan);
+
+/// The period of a plan that isRecordPeriodPlan.
+PeriodGeometry getPeriodGeometry(const KernelPlan &plan);
+
+/// What the shape key adds for such a plan: the stride and the runs, e.g.
+/// ".p48:0+24,36+4" (kernels of one record and stride share a compile).
+std::string periodShapeSuffix(const KernelPlan &plan);
+
+/// Appends the pack kernel `<prefix>_pack` of such a plan, after the
+/// parameter struct.
+void emitRecordPeriodPack(const KernelPlan &plan, const std::string &prefix,
+                          std::ostream &os);
+
+/// Appends the unpack kernel `<prefix>_unpack` of such a plan (and the
+/// table of its span's bytes, `<prefix>_span_packed`), after the parameter
+/// struct: the pack's steps backwards, storing only the runs' bytes.
+void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &prefix,
+                            std::ostream &os);
+
+} // namespace ddtc
+
+#endif // DDTC_TARGET_CUDA_RECORDPERIODKERNEL_H

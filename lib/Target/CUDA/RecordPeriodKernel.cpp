@@ -1,0 +1,399 @@
+//===- RecordPeriodKernel.cpp - Records packed by a fixed period ----------===//
+//
+// Point q of the packed stream starts at origin offset base + q * stride, so
+// period j (points jK to jK + K - 1) reads source bytes [base + j * span,
+// + span) and writes packed bytes [j * packed, + packed), and packed byte y
+// of a period always comes from the same byte of its span. A block step
+// takes `rows` consecutive periods (a tile): its threads load the tile's
+// source bytes as words, coalesced, into one shared row per period; thread
+// t then writes period t's packed words into its output row, each an
+// expression of constant words of its source row; and the block stores the
+// tile's packed words, coalesced. The rows have an odd number of words, so
+// the threads of a warp reading word c of their rows hit 32 different
+// banks. Source words outside the call's instances' bytes are read as 0;
+// packed words cut by lo, hi or a misaligned buffer are stored byte by
+// byte.
+//===----------------------------------------------------------------------===//
+
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
+
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordWindowKernel.h"
+#include "ddtc/Target/CUDA/WindowKernel.h"
+
+#include <cassert>
+#include <numeric>
+#include <sstream>
+#include <vector>
+
+namespace ddtc {
+
+namespace {
+
+int64_t oddWords(int64_t bytes) { return (bytes / 4) | 1; }
+
+/// Where packed byte y of a period comes from: its byte of the span.
+int64_t sourceByte(const Segment &seg, int64_t stride, int64_t y) {
+  const int64_t pb = seg.pointBytes();
+  const int64_t k = y / pb;
+  int64_t z = y - k * pb;
+  for (const Run &r : seg.runs) {
+    if (z < r.length)
+      return k * stride + (r.offset - seg.runs.front().offset) + z;
+    z -= r.length;
+  }
+  assert(false && "a packed byte outside the point's runs");
+  return 0;
+}
+
+/// The n bytes at byte `from` of the word row `row`, placed at byte `at` of
+/// a word: shifted out of the one or two words holding them.
+std::string shiftedBytes(const std::string &row, int64_t from, int n, int at) {
+  const int64_t word = from / 4, shift = 8 * (from % 4);
+  const std::string w = row + "[" + std::to_string(word) + "]";
+  std::string v;
+  if (shift == 0 && n == 4)
+    v = w;
+  else if (shift / 8 + n <= 4)
+    v = "(" + w + " >> " + std::to_string(shift) + ")";
+  else
+    v = "(unsigned)((((unsigned long long)" + row + "[" +
+        std::to_string(word + 1) + "] << 32) | " + w + ") >> " +
+        std::to_string(shift) + ")";
+  if (n < 4)
+    v = "(" + v + " & 0x" +
+        (n == 1   ? std::string("ffu")
+         : n == 2 ? "ffffu"
+                  : "ffffffu") +
+        ")";
+  if (at > 0)
+    v = "(" + v + " << " + std::to_string(8 * at) + ")";
+  return v;
+}
+
+/// The expression of packed word w of a period from the source row `r`:
+/// its bytes in groups that are consecutive in the span, each shifted out
+/// of the one or two words holding it.
+std::string packedWord(const Segment &seg, int64_t stride, int64_t w) {
+  int64_t src[4];
+  for (int i = 0; i < 4; ++i)
+    src[i] = sourceByte(seg, stride, 4 * w + i);
+  std::vector<std::string> terms;
+  for (int i = 0; i < 4;) {
+    int n = 1;
+    while (i + n < 4 && src[i + n] == src[i] + n)
+      ++n;
+    terms.push_back(shiftedBytes("r", src[i], n, i));
+    i += n;
+  }
+  std::string e;
+  for (size_t i = 0; i < terms.size(); ++i)
+    e += (i ? " | " : "") + terms[i];
+  return e;
+}
+
+/// The packed byte of a period that source byte s of its span holds, or -1
+/// in a gap.
+int64_t packedByte(const Segment &seg, int64_t stride, int64_t s) {
+  const int64_t k = s / stride;
+  const int64_t o = s - k * stride;
+  int64_t prefix = 0;
+  for (const Run &r : seg.runs) {
+    const int64_t at = r.offset - seg.runs.front().offset;
+    if (o >= at && o < at + r.length)
+      return k * seg.pointBytes() + prefix + (o - at);
+    prefix += r.length;
+  }
+  return -1;
+}
+
+/// The expression of word c of a period's span from the packed row `q`
+/// (its gap bytes 0), or "" when the word holds no run byte.
+std::string spanWord(const Segment &seg, int64_t stride, int64_t c) {
+  int64_t y[4];
+  bool any = false;
+  for (int i = 0; i < 4; ++i) {
+    y[i] = packedByte(seg, stride, 4 * c + i);
+    any |= y[i] >= 0;
+  }
+  if (!any)
+    return "";
+  std::vector<std::string> terms;
+  for (int i = 0; i < 4;) {
+    if (y[i] < 0) {
+      ++i;
+      continue;
+    }
+    int n = 1;
+    while (i + n < 4 && y[i + n] == y[i] + n)
+      ++n;
+    terms.push_back(shiftedBytes("q", y[i], n, i));
+    i += n;
+  }
+  std::string e;
+  for (size_t i = 0; i < terms.size(); ++i)
+    e += (i ? " | " : "") + terms[i];
+  return e;
+}
+
+} // namespace
+
+PeriodGeometry getPeriodGeometry(const KernelPlan &plan) {
+  const Segment &seg = plan.layout.segments.front();
+  PeriodGeometry g;
+  g.stride = getWindowRunStride(plan);
+  const int64_t pb = seg.pointBytes();
+  if (g.stride <= 0 || pb <= 0)
+    return g;
+  // The fewest points whose packed bytes and span are whole words.
+  g.points = std::lcm(4 / std::gcd<int64_t>(pb, 4),
+                      4 / std::gcd<int64_t>(g.stride, 4));
+  g.span = g.points * g.stride;
+  g.packed = g.points * pb;
+  g.inRow = oddWords(g.span);
+  g.outRow = oddWords(g.packed);
+  const int64_t fit = kPeriodSharedBytes / (4 * (g.inRow + g.outRow));
+  g.rows = std::min<int64_t>(plan.threadsPerBlock, fit) / 32 * 32;
+  return g;
+}
+
+bool isRecordPeriodPlan(const KernelPlan &plan) {
+  if (!isRecordWindowPlan(plan))
+    return false;
+  const Segment &seg = plan.layout.segments.front();
+  if (seg.dims.size() > 1 ||
+      (seg.dims.size() == 1 &&
+       seg.dims[0].count * seg.dims[0].stride != plan.layout.extent))
+    return false;
+  const PeriodGeometry g = getPeriodGeometry(plan);
+  return g.points > 0 && g.span <= kPeriodMaxSpan &&
+         g.packed <= kPeriodMaxPacked && g.rows >= 32;
+}
+
+std::string periodShapeSuffix(const KernelPlan &plan) {
+  const Segment &seg = plan.layout.segments.front();
+  std::ostringstream key;
+  key << ".p" << getWindowRunStride(plan) << ":";
+  for (size_t j = 0; j < seg.runs.size(); ++j)
+    key << (j ? "," : "") << seg.runs[j].offset - seg.runs.front().offset << "+"
+        << seg.runs[j].length;
+  return key.str();
+}
+
+void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
+                          std::ostream &os) {
+  assert(isRecordPeriodPlan(plan) && "a record period plan");
+  const Segment &seg = plan.layout.segments.front();
+  const PeriodGeometry g = getPeriodGeometry(plan);
+  const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
+                    OUT = std::to_string(g.outRow),
+                    SW = std::to_string(g.span / 4),
+                    PW = std::to_string(g.packed / 4),
+                    SPAN = std::to_string(g.span),
+                    TB = std::to_string(g.rows * g.packed);
+  os << "// Periods of " << g.points << " point(s) " << g.stride
+     << " bytes apart: " << g.span << " source bytes, " << g.packed
+     << " packed bytes each; " << R << " a block step.\n";
+  printKernelHead(os, p, true,
+                  "__launch_bounds__(" + std::to_string(plan.threadsPerBlock) +
+                      ") ");
+  os << "    const " << p << "_params p) {\n"
+     << "  // A tile's source spans, a row a period, and their packed words "
+        "(rows of\n"
+     << "  // an odd number of words: a warp's threads reading one word of "
+        "their\n"
+     << "  // rows hit 32 banks).\n"
+     << "  __shared__ unsigned int in_s[" << R << " * " << IN << "];\n"
+     << "  __shared__ unsigned int out_s[" << R << " * " << OUT << "];\n"
+     << "  const long long tb = " << TB << "; // packed bytes of a tile\n"
+     << "  const unsigned char *src_lo = origin + p.src_lo;\n"
+     << "  const unsigned char *src_hi = origin + p.src_hi;\n"
+     << "  const bool src4 = (((unsigned long long)origin + p.s0_base) & 3) "
+        "== 0;\n"
+     << "  const bool dst4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
+     << "  for (long long tile = p.lo / tb + blockIdx.x; tile * tb < p.hi;\n"
+     << "       tile += gridDim.x) {\n"
+     << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
+     << "ll * " << SPAN << ");\n"
+     << "    __syncthreads(); // the previous tile's rows are stored\n"
+     << "    // Word i of the tile's source: word i % " << SW << " of row i / "
+     << SW << ", eight loads in flight a thread.\n"
+     << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
+     << "; i0 += 8 * blockDim.x) {\n"
+     << "      unsigned v[8];\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const int i = i0 + u * (int)blockDim.x;\n"
+     << "        const unsigned char *s = ws + 4 * (long long)i;\n"
+     << "        v[u] = 0;\n"
+     << "        if (i >= " << R << " * " << SW << ")\n"
+     << "          continue;\n"
+     << "        if (src4 && s >= src_lo && s + 4 <= src_hi) {\n"
+     << "          v[u] = *(const unsigned *)s;\n"
+     << "        } else {\n"
+     << "          #pragma unroll 1\n"
+     << "          for (int b = 0; b < 4; ++b)\n"
+     << "            if (s + b >= src_lo && s + b < src_hi)\n"
+     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
+     << "        }\n"
+     << "      }\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const int i = i0 + u * (int)blockDim.x;\n"
+     << "        if (i < " << R << " * " << SW << ")\n"
+     << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
+     << "] = v[u];\n"
+     << "      }\n"
+     << "    }\n"
+     << "    __syncthreads();\n"
+     << "    // Period t of the tile (a thread each with the launch's "
+     << plan.threadsPerBlock << " threads).\n"
+     << "    for (int t = threadIdx.x; t < " << R << "; t += blockDim.x) {\n"
+     << "      const unsigned *r = in_s + t * " << IN << ";\n"
+     << "      unsigned *o = out_s + t * " << OUT << ";\n";
+  for (int64_t w = 0; w < g.packed / 4; ++w)
+    os << "      o[" << w << "] = " << packedWord(seg, g.stride, w) << ";\n";
+  os << "    }\n"
+     << "    __syncthreads();\n"
+     << "    // The tile's packed bytes [a, b) of [lo, hi), a word a thread.\n"
+     << "    const long long t0 = tile * tb;\n"
+     << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
+        "p.hi);\n"
+     << "    for (long long w = ((a - t0) >> 2) + threadIdx.x; t0 + 4 * w < "
+        "b;\n"
+     << "         w += blockDim.x) {\n"
+     << "      const long long x = t0 + 4 * w;\n"
+     << "      const unsigned v = out_s[(w / " << PW << ") * " << OUT
+     << " + w % " << PW << "];\n"
+     << "      if (dst4 && x >= a && x + 4 <= b) {\n"
+     << "        *(unsigned *)(packed + (x - p.lo)) = v;\n"
+     << "      } else {\n"
+     << "        #pragma unroll 1\n"
+     << "        for (int k = 0; k < 4; ++k)\n"
+     << "          if (x + k >= a && x + k < b)\n"
+     << "            packed[x + k - p.lo] = (unsigned char)(v >> (8 * k));\n"
+     << "      }\n"
+     << "    }\n"
+     << "  }\n"
+     << "}\n\n";
+}
+
+void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
+                            std::ostream &os) {
+  assert(isRecordPeriodPlan(plan) && "a record period plan");
+  const Segment &seg = plan.layout.segments.front();
+  const PeriodGeometry g = getPeriodGeometry(plan);
+  const int64_t sw = g.span / 4;
+  const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
+                    OUT = std::to_string(g.outRow), SW = std::to_string(sw),
+                    PW = std::to_string(g.packed / 4),
+                    SPAN = std::to_string(g.span),
+                    TB = std::to_string(g.rows * g.packed);
+  // Each span byte's packed byte in its period (-1: a gap), and each span
+  // word's run bytes, as a mask of its four.
+  os << "__constant__ short " << p << "_span_packed[" << 4 * sw << "] = {";
+  for (int64_t b = 0; b < 4 * sw; ++b)
+    os << (b ? (b % 16 ? ", " : ",\n    ") : "")
+       << packedByte(seg, g.stride, b);
+  os << "};\n";
+  printKernelHead(os, p, false,
+                  "__launch_bounds__(" + std::to_string(plan.threadsPerBlock) +
+                      ") ");
+  os << "    const " << p << "_params p) {\n"
+     << "  // As the pack's rows: a tile's packed words, a row a period, and "
+        "the\n"
+     << "  // periods' source spans, whose run bytes alone are stored.\n"
+     << "  __shared__ unsigned int in_s[" << R << " * " << IN << "];\n"
+     << "  __shared__ unsigned int out_s[" << R << " * " << OUT << "];\n"
+     << "  __shared__ short pos_s[" << 4 * sw << "];\n"
+     << "  __shared__ unsigned char mask_s[" << SW << "];\n"
+     << "  for (int b = threadIdx.x; b < " << 4 * sw << "; b += blockDim.x)\n"
+     << "    pos_s[b] = " << p << "_span_packed[b];\n"
+     << "  for (int c = threadIdx.x; c < " << SW << "; c += blockDim.x) {\n"
+     << "    unsigned m = 0;\n"
+     << "    for (int b = 0; b < 4; ++b)\n"
+     << "      m |= (" << p << "_span_packed[4 * c + b] >= 0 ? 1u : 0u) << b;\n"
+     << "    mask_s[c] = (unsigned char)m;\n"
+     << "  }\n"
+     << "  const long long tb = " << TB << "; // packed bytes of a tile\n"
+     << "  const bool dst4 = (((unsigned long long)origin + p.s0_base) & 3) "
+        "== 0;\n"
+     << "  const bool src4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
+     << "  for (long long tile = p.lo / tb + blockIdx.x; tile * tb < p.hi;\n"
+     << "       tile += gridDim.x) {\n"
+     << "    const long long t0 = tile * tb;\n"
+     << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
+        "p.hi);\n"
+     << "    __syncthreads(); // the previous tile's spans are stored\n"
+     << "    // The tile's packed words of [a, b), eight loads in flight a "
+        "thread.\n"
+     << "    for (long long w0 = ((a - t0) >> 2) + threadIdx.x; t0 + 4 * w0 < "
+        "b;\n"
+     << "         w0 += 8 * blockDim.x) {\n"
+     << "      unsigned v[8];\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const long long x = t0 + 4 * (w0 + u * (long "
+        "long)blockDim.x);\n"
+     << "        v[u] = 0;\n"
+     << "        if (x >= b)\n"
+     << "          continue;\n"
+     << "        if (src4 && x >= a && x + 4 <= b) {\n"
+     << "          v[u] = *(const unsigned *)(packed + (x - p.lo));\n"
+     << "        } else {\n"
+     << "          #pragma unroll 1\n"
+     << "          for (int k = 0; k < 4; ++k)\n"
+     << "            if (x + k >= a && x + k < b)\n"
+     << "              v[u] |= (unsigned)packed[x + k - p.lo] << (8 * k);\n"
+     << "        }\n"
+     << "      }\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const long long w = w0 + u * (long long)blockDim.x;\n"
+     << "        if (t0 + 4 * w < b)\n"
+     << "          out_s[(w / " << PW << ") * " << OUT << " + w % " << PW
+     << "] = v[u];\n"
+     << "      }\n"
+     << "    }\n"
+     << "    __syncthreads();\n"
+     << "    for (int t = threadIdx.x; t < " << R << "; t += blockDim.x) {\n"
+     << "      const unsigned *q = out_s + t * " << OUT << ";\n"
+     << "      unsigned *r = in_s + t * " << IN << ";\n";
+  for (int64_t c = 0; c < sw; ++c) {
+    const std::string e = spanWord(seg, g.stride, c);
+    if (!e.empty())
+      os << "      r[" << c << "] = " << e << ";\n";
+  }
+  os << "    }\n"
+     << "    __syncthreads();\n"
+     << "    // The run bytes of the tile's spans, a word a thread, coalesced; "
+        "in a\n"
+     << "    // tile that [lo, hi) cuts, only those of its packed bytes.\n"
+     << "    const bool whole = a == t0 && b == t0 + tb;\n"
+     << "    unsigned char *ws = origin + p.s0_base + tile * (" << R << "ll * "
+     << SPAN << ");\n"
+     << "    for (int i = threadIdx.x; i < " << R << " * " << SW
+     << "; i += blockDim.x) {\n"
+     << "      const int row = i / " << SW << ", c = i % " << SW << ";\n"
+     << "      const unsigned m = mask_s[c];\n"
+     << "      if (m == 0)\n"
+     << "        continue;\n"
+     << "      const unsigned v = in_s[row * " << IN << " + c];\n"
+     << "      unsigned char *d = ws + 4 * (long long)i;\n"
+     << "      if (whole && m == 15 && dst4) {\n"
+     << "        *(unsigned *)d = v;\n"
+     << "        continue;\n"
+     << "      }\n"
+     << "      const long long y0 = t0 + (long long)row * " << g.packed << ";\n"
+     << "      #pragma unroll\n"
+     << "      for (int k = 0; k < 4; ++k) {\n"
+     << "        const long long y = y0 + pos_s[4 * c + k];\n"
+     << "        if (((m >> k) & 1) && y >= a && y < b)\n"
+     << "          d[k] = (unsigned char)(v >> (8 * k));\n"
+     << "      }\n"
+     << "    }\n"
+     << "  }\n"
+     << "}\n\n";
+}
+
+} // namespace ddtc
