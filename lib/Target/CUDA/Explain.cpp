@@ -176,7 +176,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
       os << "  threads: one per " << stridedLaunchChunkBytes(plan)
          << "-byte chunk of the packed stream, " << plan.threadsPerBlock
          << " per block";
-    if (stridedVariant(plan, false) == StridedVariant::RunAligned)
+    if (stridedVariant(plan, false) == StridedVariant::RunAligned &&
+        !isRecordPeriodPlan(plan))
       os << " (the unpack kernel loops over "
          << runAlignedSlots(getPointSpan(plan)) << " destination vectors per "
          << (hasRecords(plan.layout) ? "point" : "run") << ")";
