@@ -71,25 +71,31 @@ std::string shiftedBytes(const std::string &row, int64_t from, int n, int at) {
   return v;
 }
 
-/// The expression of packed word w of a period from the source row `r`:
-/// its bytes in groups that are consecutive in the span, each shifted out
-/// of the one or two words holding it.
+/// A word whose byte i is byte from[i] of the word row `row` (from[i] < 0:
+/// 0): its bytes in groups that are consecutive in the row, each shifted
+/// out of the one or two words holding it.
+std::string wordOfBytes(const std::string &row, const int64_t (&from)[4]) {
+  std::string e;
+  for (int i = 0; i < 4;) {
+    if (from[i] < 0) {
+      ++i;
+      continue;
+    }
+    int n = 1;
+    while (i + n < 4 && from[i + n] == from[i] + n)
+      ++n;
+    e += (e.empty() ? "" : " | ") + shiftedBytes(row, from[i], n, i);
+    i += n;
+  }
+  return e;
+}
+
+/// The expression of packed word w of a period from the source row `r`.
 std::string packedWord(const Segment &seg, int64_t stride, int64_t w) {
   int64_t src[4];
   for (int i = 0; i < 4; ++i)
     src[i] = sourceByte(seg, stride, 4 * w + i);
-  std::vector<std::string> terms;
-  for (int i = 0; i < 4;) {
-    int n = 1;
-    while (i + n < 4 && src[i + n] == src[i] + n)
-      ++n;
-    terms.push_back(shiftedBytes("r", src[i], n, i));
-    i += n;
-  }
-  std::string e;
-  for (size_t i = 0; i < terms.size(); ++i)
-    e += (i ? " | " : "") + terms[i];
-  return e;
+  return wordOfBytes("r", src);
 }
 
 /// The packed byte of a period that source byte s of its span holds, or -1
@@ -111,29 +117,9 @@ int64_t packedByte(const Segment &seg, int64_t stride, int64_t s) {
 /// (its gap bytes 0), or "" when the word holds no run byte.
 std::string spanWord(const Segment &seg, int64_t stride, int64_t c) {
   int64_t y[4];
-  bool any = false;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 4; ++i)
     y[i] = packedByte(seg, stride, 4 * c + i);
-    any |= y[i] >= 0;
-  }
-  if (!any)
-    return "";
-  std::vector<std::string> terms;
-  for (int i = 0; i < 4;) {
-    if (y[i] < 0) {
-      ++i;
-      continue;
-    }
-    int n = 1;
-    while (i + n < 4 && y[i + n] == y[i] + n)
-      ++n;
-    terms.push_back(shiftedBytes("q", y[i], n, i));
-    i += n;
-  }
-  std::string e;
-  for (size_t i = 0; i < terms.size(); ++i)
-    e += (i ? " | " : "") + terms[i];
-  return e;
+  return wordOfBytes("q", y);
 }
 
 /// Opens `if (<aligned>) {` and prints a staging loop over the tile's
