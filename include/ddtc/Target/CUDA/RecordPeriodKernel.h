@@ -1,16 +1,18 @@
 //===- RecordPeriodKernel.h - Records packed by a fixed period -*- C++ -*-===//
 //
-// The pack of a record window plan (RecordWindowKernel.h) whose points
-// follow each other at one stride across instances too: every K points
-// (K = 1, 2 or 4, so that K points' packed bytes and their source span are
-// whole 4-byte words) are one "period", whose packed words come from fixed
-// words of its source span. The kernel is printed for the record's runs and
-// stride (they are in its shape key): a block stages the source spans of
-// its periods in shared memory with coalesced word loads, each thread
-// assembles one period's packed words with constant word and byte indices,
-// and the block stores the packed words coalesced. No locate, no search of
-// the point's runs, no division by a launch parameter. See
-// docs/Compiler.md, "Records by their period".
+// The pack and unpack of a record window plan (RecordWindowKernel.h) whose
+// points follow each other at one stride across instances too: every K
+// points (K = 1, 2 or 4, so that K points' packed bytes and their source
+// span are whole 4-byte words) are one "period", whose packed words come
+// from fixed words of its source span. The kernels are printed for the
+// record's runs and stride (they are in the shape key): to pack, a block
+// stages the source spans of its periods in shared memory with coalesced
+// 16-byte loads (word loads where the source is not 16-byte aligned), each
+// thread assembles one period's packed words with constant word and byte
+// indices, and the block stores the packed words coalesced; the unpack
+// runs the same steps backwards and stores only the runs' bytes. No
+// locate, no search of the point's runs, no division by a launch
+// parameter. See docs/Compiler.md, "Records by their period".
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_TARGET_CUDA_RECORDPERIODKERNEL_H
