@@ -38,6 +38,9 @@ struct DeviceContext {
   /// Keyed by entry id (KernelEntry::id) or built-in kernel id; the map's
   /// nodes never move, so pointers to the values stay valid.
   std::unordered_map<uint64_t, LoadedModule> modules;
+  /// The built-in units chunk kernels of widths 1, 2, 4, 8, 16, once loaded
+  /// (packs into mapped host memory take them).
+  const LoadedModule *chunkUnits[5] = {};
   cu::CUstream uploadStream = nullptr;
 };
 

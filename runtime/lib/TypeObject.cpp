@@ -130,6 +130,16 @@ struct Selected {
   const LoadedModule *const *nestModules = nullptr;
 };
 
+/// Loads built-in kernel `k`, whose kernels are `<prefix>_pack` and
+/// `<prefix>_unpack`, on `dc`'s context (once: loadModule keeps it under
+/// the kernel's id).
+Status loadBuiltinModule(const DriverAPI &api, DeviceContext &dc,
+                         const BuiltinKernel &k, const std::string &prefix,
+                         const LoadedModule *&out) {
+  return loadModule(api, dc, static_cast<uint64_t>(&k - kBuiltinKernels) + 1,
+                    k.data, prefix + "_pack", prefix + "_unpack", out);
+}
+
 /// Loads the built-in nest kernels `t`'s nests use on `tc`'s context.
 /// Requires t.m.
 Status loadNestKernels(const ddtc_type_s &t, const DriverAPI &api,
@@ -144,30 +154,39 @@ Status loadNestKernels(const ddtc_type_s &t, const DriverAPI &api,
       return Status::error(DDTC_ERROR_INTERNAL,
                            "no built-in nest kernel of width " +
                                std::to_string(n.width));
-    const std::string prefix = nestKernelPrefix(n.width);
-    Status s = loadModule(api, *tc.dc,
-                          static_cast<uint64_t>(k - kBuiltinKernels) + 1,
-                          k->data, prefix + "_pack", prefix + "_unpack", slot);
+    Status s =
+        loadBuiltinModule(api, *tc.dc, *k, nestKernelPrefix(n.width), slot);
     if (!s.ok())
       return s;
   }
   return Status::success();
 }
 
-/// Loads the built-in units kernels of `width` that give a thread a 16-byte
-/// chunk on `dc`'s context (once per context: loadModule keeps them).
+/// The built-in units kernels of `width` that give a thread a 16-byte
+/// chunk, loaded on `dc`'s context at the first call that needs them; the
+/// calls after it (every pack into mapped host memory of such a type) find
+/// them in the context without building their shape key again.
 Status loadChunkKernels(const DriverAPI &api, DeviceContext &dc, int width,
                         const LoadedModule *&out) {
-  const KernelPlan shape = makeUnitsShapePlan(width, /*chunks=*/true);
-  const std::string key = kernelShapeKey(shape);
+  const LoadedModule *&slot = dc.chunkUnits[widthIndex(width)];
+  {
+    std::lock_guard<std::mutex> lock(dc.m);
+    if ((out = slot))
+      return Status::success();
+  }
+  const std::string key =
+      kernelShapeKey(makeUnitsShapePlan(width, /*chunks=*/true));
   const BuiltinKernel *k = findBuiltinGeneric(key, dc.arch);
   if (!k)
     return Status::error(DDTC_ERROR_INTERNAL, "no built-in kernel " + key +
                                                   " for sm_" +
                                                   std::to_string(dc.arch));
-  const std::string prefix = kernelSymbolPrefix(key);
-  return loadModule(api, dc, static_cast<uint64_t>(k - kBuiltinKernels) + 1,
-                    k->data, prefix + "_pack", prefix + "_unpack", out);
+  Status s = loadBuiltinModule(api, dc, *k, kernelSymbolPrefix(key), out);
+  if (s.ok()) {
+    std::lock_guard<std::mutex> lock(dc.m);
+    slot = out;
+  }
+  return s;
 }
 
 Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
@@ -234,11 +253,9 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
     }
     if (generic) {
       if (!tc->generic) {
-        const BuiltinKernel *units = unitsKernel(t, dc.arch);
-        std::string prefix = kernelSymbolPrefix(kernelShapeKey(*t.generic));
-        Status s = loadModule(
-            api, dc, static_cast<uint64_t>(units - kBuiltinKernels) + 1,
-            units->data, prefix + "_pack", prefix + "_unpack", tc->generic);
+        Status s = loadBuiltinModule(
+            api, dc, *unitsKernel(t, dc.arch),
+            kernelSymbolPrefix(kernelShapeKey(*t.generic)), tc->generic);
         if (!s.ok())
           return s;
       }

@@ -229,6 +229,35 @@ std::string periodShapeSuffix(const KernelPlan &plan) {
   return key.str();
 }
 
+namespace {
+
+/// Prints a period kernel's opening up to the first statement of a tile
+/// step: its head, `comment`, the tile's two row arrays, `preamble` (the
+/// direction's own tables and buffer alignments), the loop over tiles, and
+/// the tile's packed bytes [a, b) of [lo, hi) from t0.
+void emitPeriodKernelOpening(const KernelPlan &plan, const PeriodGeometry &g,
+                             const std::string &p, bool pack,
+                             const std::string &comment,
+                             const std::string &preamble, std::ostream &os) {
+  printKernelHead(os, p, pack,
+                  "__launch_bounds__(" + std::to_string(plan.threadsPerBlock) +
+                      ") ");
+  os << "    const " << p << "_params p) {\n"
+     << comment << "  __shared__ unsigned int in_s[" << g.rows << " * "
+     << g.inRow << "];\n"
+     << "  __shared__ unsigned int out_s[" << g.rows << " * " << g.outRow
+     << "];\n"
+     << preamble << "  const long long tb = " << g.rows * g.packed
+     << "; // packed bytes of a tile\n"
+     << "  for (long long tile = p.lo / tb + blockIdx.x; tile * tb < p.hi;\n"
+     << "       tile += gridDim.x) {\n"
+     << "    const long long t0 = tile * tb;\n"
+     << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
+        "p.hi);\n";
+}
+
+} // namespace
+
 void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
                           std::ostream &os) {
   assert(isRecordPeriodPlan(plan) && "a record period plan");
@@ -236,38 +265,30 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
   const PeriodGeometry g = getPeriodGeometry(plan);
   const int64_t sw = g.span / 4;
   const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
-                    OUT = std::to_string(g.outRow),
-                    SW = std::to_string(g.span / 4),
+                    OUT = std::to_string(g.outRow), SW = std::to_string(sw),
                     PW = std::to_string(g.packed / 4),
-                    SPAN = std::to_string(g.span),
-                    TB = std::to_string(g.rows * g.packed);
+                    SPAN = std::to_string(g.span);
   os << "// Periods of " << g.points << " point(s) " << g.stride
      << " bytes apart: " << g.span << " source bytes, " << g.packed
      << " packed bytes each; " << R << " a block step.\n";
-  printKernelHead(os, p, true,
-                  "__launch_bounds__(" + std::to_string(plan.threadsPerBlock) +
-                      ") ");
-  os << "    const " << p << "_params p) {\n"
-     << "  // A tile's source spans, a row a period, and their packed words "
-        "(rows of\n"
-     << "  // an odd number of words: a warp's threads reading one word of "
-        "their\n"
-     << "  // rows hit 32 banks).\n"
-     << "  __shared__ unsigned int in_s[" << R << " * " << IN << "];\n"
-     << "  __shared__ unsigned int out_s[" << R << " * " << OUT << "];\n"
-     << "  const long long tb = " << TB << "; // packed bytes of a tile\n"
-     << "  const unsigned char *src_lo = origin + p.src_lo;\n"
-     << "  const unsigned char *src_hi = origin + p.src_hi;\n"
-     << "  const bool src4 = (((unsigned long long)origin + p.s0_base) & 3) "
-        "== 0;\n"
-     << "  const bool src16 = (((unsigned long long)origin + p.s0_base) & 15) "
-        "== 0;\n"
-     << "  const bool dst4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
-     << "  const bool dst16 = (((unsigned long long)packed - p.lo) & 15) == "
-        "0;\n"
-     << "  for (long long tile = p.lo / tb + blockIdx.x; tile * tb < p.hi;\n"
-     << "       tile += gridDim.x) {\n"
-     << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
+  emitPeriodKernelOpening(
+      plan, g, p, true,
+      "  // A tile's source spans, a row a period, and their packed words "
+      "(rows of\n"
+      "  // an odd number of words: a warp's threads reading one word of "
+      "their\n"
+      "  // rows hit 32 banks).\n",
+      "  const unsigned char *src_lo = origin + p.src_lo;\n"
+      "  const unsigned char *src_hi = origin + p.src_hi;\n"
+      "  const bool src4 = (((unsigned long long)origin + p.s0_base) & 3) == "
+      "0;\n"
+      "  const bool src16 = (((unsigned long long)origin + p.s0_base) & 15) "
+      "== 0;\n"
+      "  const bool dst4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
+      "  const bool dst16 = (((unsigned long long)packed - p.lo) & 15) == "
+      "0;\n",
+      os);
+  os << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
      << "ll * " << SPAN << ");\n"
      << "    __syncthreads(); // the previous tile's rows are stored\n"
      << "    // Word i of the tile's source: word i % " << SW << " of row i / "
@@ -316,13 +337,9 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
     os << "      o[" << w << "] = " << packedWord(seg, g.stride, w) << ";\n";
   os << "    }\n"
      << "    __syncthreads();\n"
-     << "    // The tile's packed bytes [a, b) of [lo, hi), 16 bytes a thread: "
-        "one\n"
-     << "    // store where the buffer allows, else a word or a byte at a "
-        "time.\n"
-     << "    const long long t0 = tile * tb;\n"
-     << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
-        "p.hi);\n"
+     << "    // The tile's packed bytes [a, b), 16 bytes a thread: one store "
+        "where\n"
+     << "    // the buffer allows, else a word or a byte at a time.\n"
      << "    for (long long j = ((a - t0) >> 4) + threadIdx.x; t0 + 16 * j < "
         "b;\n"
      << "         j += blockDim.x) {\n"
@@ -367,8 +384,7 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
   const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
                     OUT = std::to_string(g.outRow), SW = std::to_string(sw),
                     PW = std::to_string(g.packed / 4),
-                    SPAN = std::to_string(g.span),
-                    TB = std::to_string(g.rows * g.packed);
+                    SPAN = std::to_string(g.span);
   // Each span byte's packed byte in its period (-1: a gap), and each span
   // word's run bytes, as a mask of its four.
   os << "__constant__ short " << p << "_span_packed[" << 4 * sw << "] = {";
@@ -376,37 +392,28 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
     os << (b ? (b % 16 ? ", " : ",\n    ") : "")
        << packedByte(seg, g.stride, b);
   os << "};\n";
-  printKernelHead(os, p, false,
-                  "__launch_bounds__(" + std::to_string(plan.threadsPerBlock) +
-                      ") ");
-  os << "    const " << p << "_params p) {\n"
-     << "  // As the pack's rows: a tile's packed words, a row a period, and "
-        "the\n"
-     << "  // periods' source spans, whose run bytes alone are stored.\n"
-     << "  __shared__ unsigned int in_s[" << R << " * " << IN << "];\n"
-     << "  __shared__ unsigned int out_s[" << R << " * " << OUT << "];\n"
-     << "  __shared__ short pos_s[" << 4 * sw << "];\n"
-     << "  __shared__ unsigned char mask_s[" << SW << "];\n"
-     << "  for (int b = threadIdx.x; b < " << 4 * sw << "; b += blockDim.x)\n"
-     << "    pos_s[b] = " << p << "_span_packed[b];\n"
-     << "  for (int c = threadIdx.x; c < " << SW << "; c += blockDim.x) {\n"
-     << "    unsigned m = 0;\n"
-     << "    for (int b = 0; b < 4; ++b)\n"
-     << "      m |= (" << p << "_span_packed[4 * c + b] >= 0 ? 1u : 0u) << b;\n"
-     << "    mask_s[c] = (unsigned char)m;\n"
-     << "  }\n"
-     << "  const long long tb = " << TB << "; // packed bytes of a tile\n"
-     << "  const bool dst4 = (((unsigned long long)origin + p.s0_base) & 3) "
-        "== 0;\n"
-     << "  const bool src4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
-     << "  const bool src16 = (((unsigned long long)packed - p.lo) & 15) == "
-        "0;\n"
-     << "  for (long long tile = p.lo / tb + blockIdx.x; tile * tb < p.hi;\n"
-     << "       tile += gridDim.x) {\n"
-     << "    const long long t0 = tile * tb;\n"
-     << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
-        "p.hi);\n"
-     << "    __syncthreads(); // the previous tile's spans are stored\n"
+  const std::string T = p + "_span_packed";
+  emitPeriodKernelOpening(
+      plan, g, p, false,
+      "  // As the pack's rows: a tile's packed words, a row a period, and "
+      "the\n"
+      "  // periods' source spans, whose run bytes alone are stored.\n",
+      "  __shared__ short pos_s[" + std::to_string(4 * sw) + "];\n" +
+          "  __shared__ unsigned char mask_s[" + SW + "];\n" +
+          "  for (int b = threadIdx.x; b < " + std::to_string(4 * sw) +
+          "; b += blockDim.x)\n" + "    pos_s[b] = " + T + "[b];\n" +
+          "  for (int c = threadIdx.x; c < " + SW + "; c += blockDim.x) {\n" +
+          "    unsigned m = 0;\n" + "    for (int b = 0; b < 4; ++b)\n" +
+          "      m |= (" + T + "[4 * c + b] >= 0 ? 1u : 0u) << b;\n" +
+          "    mask_s[c] = (unsigned char)m;\n" + "  }\n" +
+          "  const bool dst4 = (((unsigned long long)origin + p.s0_base) & 3) "
+          "== 0;\n"
+          "  const bool src4 = (((unsigned long long)packed - p.lo) & 3) == "
+          "0;\n"
+          "  const bool src16 = (((unsigned long long)packed - p.lo) & 15) == "
+          "0;\n",
+      os);
+  os << "    __syncthreads(); // the previous tile's spans are stored\n"
      << "    // The tile's packed words of [a, b).\n";
   emitVectorStaging(g, "(packed + (t0 + 16 * i - p.lo))",
                     "t0 + 16 * i >= a && t0 + 16 * i + 16 <= b",
