@@ -162,11 +162,12 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
     EXPECT_EQ(k.packName, "ddtc_t_pack");
     EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
     // Units kernels of a warp a unit bound their registers (6 blocks of 256
-    // per SM).
+    // per SM); the period kernels their block.
     const std::string bounds =
         p.family == KernelFamily::Units && !unitsByChunks(p)
             ? "__launch_bounds__(256, 6) "
-            : "";
+        : isRecordPeriodPlan(p) ? "__launch_bounds__(256) "
+                                : "";
     EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
                             "ddtc_t_pack("),
               std::string::npos);
@@ -498,16 +499,39 @@ TEST(RecordPeriodKernel, PeriodsOfWholeWords) {
   EXPECT_TRUE(isRecordPeriodPlan(
       plan("resized(0, 24, struct([2, 1, 1], [0, 12, 17], [float, int, "
            "char]))")));
-  // Points that do not follow each other at one stride across instances,
-  // or rows of rows: the record window pack.
+  EXPECT_FALSE(periodRestartsRows(fields));
+  // Instances whose points do not follow at one stride (an extent past the
+  // row), and rows of rows: a row piece at a time, the shape says so.
   const KernelPlan cut = plan("resized(0, 14448, contiguous(300, resized(0, "
                               "48, struct([3, 1], [0, 36], [double, int]))))");
-  EXPECT_FALSE(isRecordPeriodPlan(cut));
-  EXPECT_TRUE(isRecordWindowPlan(cut));
-  EXPECT_EQ(kernelShapeKey(cut).find(".p"), std::string::npos);
-  EXPECT_FALSE(isRecordPeriodPlan(
+  EXPECT_TRUE(isRecordPeriodPlan(cut));
+  EXPECT_TRUE(periodRestartsRows(cut));
+  EXPECT_EQ(periodShapeSuffix(cut), ".p48r:0+24,36+4");
+  EXPECT_NE(kernelShapeKey(cut), kernelShapeKey(fields));
+  EXPECT_TRUE(isRecordPeriodPlan(
       plan("hvector(3, 1, 50000, contiguous(700, resized(0, 48, struct([3, "
            "1], [0, 36], [double, int]))))")));
+  // A row whose count is no multiple of the period's four points, or a
+  // third dimension: the record window pack.
+  const KernelPlan odd =
+      plan("hvector(3, 1, 20000, contiguous(701, resized(0, 14, struct([1, "
+           "1, 2], [0, 4, 8], [float, char, short]))))");
+  EXPECT_FALSE(isRecordPeriodPlan(odd));
+  EXPECT_TRUE(isRecordWindowPlan(odd));
+  EXPECT_EQ(kernelShapeKey(odd).find(".p"), std::string::npos);
+  EXPECT_FALSE(isRecordPeriodPlan(
+      plan("hvector(2, 1, 900000, hvector(3, 1, 50000, contiguous(700, "
+           "resized(0, 48, struct([3, 1], [0, 36], [double, int])))))")));
+  // Single runs shorter than a chunk and not one or two aligned words.
+  const KernelPlan xyz = plan("vector(50, 3, 4, float)");
+  EXPECT_TRUE(isRecordPeriodPlan(xyz));
+  EXPECT_TRUE(periodRestartsRows(xyz)); // the trailing gap
+  EXPECT_TRUE(isRecordPeriodPlan(plan("vector(64, 1, 24, char)")));
+  EXPECT_FALSE(isRecordPeriodPlan(plan("hvector(100, 4, 8, char)")));
+  EXPECT_FALSE(isRecordPeriodPlan(plan("hvector(100, 16, 36, char)")));
+  EXPECT_FALSE(isRecordPeriodPlan(
+      plan("contiguous(300, resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, "
+           "40], [double, float, int, char])))")));
   // Two periods' kernels differ in their shape, not their parameters.
   const KernelPlan other = plan("contiguous(300, resized(0, 48, struct([3, "
                                 "1], [0, 32], [double, int])))");

@@ -633,7 +633,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
           fills = 0, records = 0, units = 0, recordWindow = 0,
-          recordAligned = 0, unitChunks = 0, recordPeriod = 0;
+          recordAligned = 0, unitChunks = 0, recordPeriod = 0, periodRows = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
@@ -648,6 +648,7 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++window;
         recordWindow += hasRecords(c.plan.layout);
         recordPeriod += isRecordPeriodPlan(c.plan);
+        periodRows += isRecordPeriodPlan(c.plan) && periodRestartsRows(c.plan);
       }
       if (stridedVariant(c.plan, false) == StridedVariant::RunAligned &&
           !isRecordPeriodPlan(c.plan)) {
@@ -663,19 +664,20 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
         ++records;
     }
   }
-  std::printf("kernels: %lld strided (%lld window pack (%lld of records, "
-              "%lld packed and unpacked by their period), "
-              "%lld run-aligned unpack (%lld of records), %lld batched "
-              "gather, %lld unpack filling sectors, %lld with records), %lld "
-              "units (%lld a chunk a thread), %lld tile\n",
-              static_cast<long long>(strided), static_cast<long long>(window),
-              static_cast<long long>(recordWindow),
-              static_cast<long long>(recordPeriod),
-              static_cast<long long>(runAligned),
-              static_cast<long long>(recordAligned),
-              static_cast<long long>(batched), static_cast<long long>(fills),
-              static_cast<long long>(records), static_cast<long long>(units),
-              static_cast<long long>(unitChunks), static_cast<long long>(tile));
+  std::printf(
+      "kernels: %lld strided (%lld window pack (%lld of records, "
+      "%lld packed and unpacked by their period, %lld of them by row "
+      "pieces), "
+      "%lld run-aligned unpack (%lld of records), %lld batched "
+      "gather, %lld unpack filling sectors, %lld with records), %lld "
+      "units (%lld a chunk a thread), %lld tile\n",
+      static_cast<long long>(strided), static_cast<long long>(window),
+      static_cast<long long>(recordWindow),
+      static_cast<long long>(recordPeriod), static_cast<long long>(periodRows),
+      static_cast<long long>(runAligned), static_cast<long long>(recordAligned),
+      static_cast<long long>(batched), static_cast<long long>(fills),
+      static_cast<long long>(records), static_cast<long long>(units),
+      static_cast<long long>(unitChunks), static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),

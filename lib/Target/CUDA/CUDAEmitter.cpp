@@ -207,7 +207,10 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn,
     } else {
       divisor(segName(s, "len"), seg.runs.front().length, "run length");
     }
-    for (size_t d = 1; d < seg.dims.size(); ++d)
+    // The period kernels whose rows restart divide by the first count too.
+    const size_t firstDivided =
+        isRecordPeriodPlan(plan) && periodRestartsRows(plan) ? 0 : 1;
+    for (size_t d = firstDivided; d < seg.dims.size(); ++d)
       divisor(dimName(s, "n", d), seg.dims[d].count, "count of a dimension");
     for (size_t d = 0; d < seg.dims.size(); ++d)
       fn(dimName(s, "st", d), seg.dims[d].stride, "stride of a dimension");

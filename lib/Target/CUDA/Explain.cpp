@@ -156,7 +156,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
       os << "  threads: pack one per period of " << g.points << " point(s) ("
          << g.packed << " packed bytes from " << g.span << " source bytes), "
          << plan.threadsPerBlock << " per block, a block taking " << g.rows
-         << " periods a step; the same to unpack";
+         << " periods a step"
+         << (periodRestartsRows(plan)
+                 ? " (a row piece at a time: rows restart, a period in one "
+                   "row)"
+                 : "")
+         << "; the same to unpack";
     } else if (stridedVariant(plan, true) == StridedVariant::Window)
       os << "  threads: pack one per " << stridedBatch(plan, true)
          << " chunks of " << stridedLaunchChunkBytes(plan)

@@ -203,26 +203,59 @@ PeriodGeometry getPeriodGeometry(const KernelPlan &plan) {
   return g;
 }
 
-bool isRecordPeriodPlan(const KernelPlan &plan) {
-  // Records only: single runs through the window (the particles' 41 of
-  // every 48 bytes) unpacked 35% slower by their period than by the
-  // run-aligned kernel on an H200, and packed as fast.
-  if (!isRecordWindowPlan(plan))
+namespace {
+
+/// A single run a point that the gather kernels move slowly: shorter than
+/// a 16-byte chunk, so most chunks straddle two points, and not one or two
+/// aligned 4-byte words, which they gather as words. Side by side on an
+/// H200 (pack / unpack against the traffic limit), by the period against
+/// before: 12 bytes of every 16 0.50 / 0.83 -> 0.72 / 0.97, 12 of every 20
+/// 0.57 / 0.51 -> 0.84 / 1.00, 9 of every 16 0.55 / 0.35 -> 0.78 / 0.65,
+/// a byte of every 64 0.67 / 0.27 -> 0.92 / 0.31; but runs of one or two
+/// words (4 of 8: 0.98 -> 0.53) and of 16 bytes or more (16 of 36: 0.98
+/// -> 0.68; the particles' 41 of 48 unpacked 0.63 -> 0.44) lost.
+bool isShortSingleRunPlan(const KernelPlan &plan) {
+  if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
+      plan.width >= 16 || plan.layout.segments.size() != 1)
     return false;
   const Segment &seg = plan.layout.segments.front();
-  if (seg.dims.size() > 1 ||
-      (seg.dims.size() == 1 &&
-       seg.dims[0].count * seg.dims[0].stride != plan.layout.extent))
+  if (seg.runs.size() != 1 || seg.dims.empty())
+    return false;
+  const int64_t len = seg.runs.front().length;
+  const bool words = plan.width >= 4 && !plan.needsBytePath && len <= 8;
+  return len < 16 && !words && getWindowRunStride(plan) > len;
+}
+
+} // namespace
+
+bool periodRestartsRows(const KernelPlan &plan) {
+  const Segment &seg = plan.layout.segments.front();
+  return !seg.dims.empty() &&
+         (seg.dims.size() > 1 ||
+          seg.dims[0].count * seg.dims[0].stride != plan.layout.extent);
+}
+
+bool isRecordPeriodPlan(const KernelPlan &plan) {
+  // Records, and single runs shorter than a chunk (isShortSingleRunPlan).
+  if (!isRecordWindowPlan(plan) && !isShortSingleRunPlan(plan))
+    return false;
+  const Segment &seg = plan.layout.segments.front();
+  if (seg.dims.size() > 2)
     return false;
   const PeriodGeometry g = getPeriodGeometry(plan);
-  return g.points > 0 && g.span <= kPeriodMaxSpan &&
-         g.packed <= kPeriodMaxPacked && g.rows >= 32;
+  if (g.points <= 0 || g.span > kPeriodMaxSpan || g.packed > kPeriodMaxPacked ||
+      g.rows < 32)
+    return false;
+  // Where rows restart (instances a vector's trailing gap apart, or rows
+  // of an outer dimension), a period stays in one row.
+  return !periodRestartsRows(plan) || seg.dims.back().count % g.points == 0;
 }
 
 std::string periodShapeSuffix(const KernelPlan &plan) {
   const Segment &seg = plan.layout.segments.front();
   std::ostringstream key;
-  key << ".p" << getWindowRunStride(plan) << ":";
+  key << ".p" << getWindowRunStride(plan)
+      << (periodRestartsRows(plan) ? "r" : "") << ":";
   for (size_t j = 0; j < seg.runs.size(); ++j)
     key << (j ? "," : "") << seg.runs[j].offset - seg.runs.front().offset << "+"
         << seg.runs[j].length;
@@ -254,6 +287,126 @@ void emitPeriodKernelOpening(const KernelPlan &plan, const PeriodGeometry &g,
      << "    const long long t0 = tile * tb;\n"
      << "    const long long a = ddtc_max(t0, p.lo), b = ddtc_min(t0 + tb, "
         "p.hi);\n";
+}
+
+/// Opens the loop over a tile's periods a row piece at a time (rows that
+/// restart, periodRestartsRows): periods [t, t + len) of the tile are
+/// consecutive in one row, and their spans start at `ws` (`cv`: const).
+void emitRowPieceOpening(const KernelPlan &plan, const PeriodGeometry &g,
+                         const char *cv, std::ostream &os) {
+  const Segment &seg = plan.layout.segments.front();
+  const std::string L = std::to_string(seg.dims.size() - 1),
+                    R = std::to_string(g.rows), K = std::to_string(g.points);
+  const std::string n = "p.s0_n" + L;
+  os << "    // A row piece at a time: a row's periods have consecutive "
+        "spans.\n"
+     << "    for (int t = 0; t < " << R << ";) {\n"
+     << "      const long long pt = (tile * " << R << " + t) * " << K
+     << "; // its first point\n"
+     << "      const long long prow = ddtc_div(pt, " << n << "_mul, " << n
+     << "_shift);\n"
+     << "      const long long col = pt - prow * " << n << ";\n"
+     << "      const int len = (int)ddtc_min(" << R << " - t, (" << n
+     << " - col) / " << K << ");\n";
+  if (seg.dims.size() == 1) {
+    os << "      const long long ro = p.s0_base + prow * p.extent;\n";
+  } else {
+    os << "      const long long inst = ddtc_div(prow, p.s0_n0_mul, "
+          "p.s0_n0_shift);\n"
+       << "      const long long ro =\n"
+       << "          p.s0_base + inst * p.extent + (prow - inst * p.s0_n0) * "
+          "p.s0_st0;\n";
+  }
+  os << "      " << cv << "unsigned char *ws = origin + ro + col * " << g.stride
+     << "ll;\n";
+}
+
+/// The pack's staging of one row piece (emitRowPieceOpening): words
+/// [t * SW, (t + len) * SW) of the tile from ws, 16 bytes a load where the
+/// piece is 16-byte aligned, else a word (or its bytes); bytes outside the
+/// call's source read as 0.
+void emitRowPieceStaging(const KernelPlan &plan, const PeriodGeometry &g,
+                         std::ostream &os) {
+  const int64_t sw = g.span / 4;
+  const std::string SW = std::to_string(sw), IN = std::to_string(g.inRow);
+  auto store = [&](const std::string &pad, const std::string &k,
+                   const std::string &v) {
+    return pad + "const int w = t * " + SW + " + " + k + ";\n" + pad +
+           "in_s[(w / " + SW + ") * " + IN + " + w % " + SW + "] =\n" + pad +
+           "    " + v + ";\n";
+  };
+  // Loads may pass the piece's end (the gap after a row's last point, the
+  // next row): only [src_lo, src_hi) bounds them, and the words past the
+  // piece are dropped.
+  os << "      const int nw = len * " << SW << ";\n"
+     << "      if ((((unsigned long long)ws) & 15) == 0) {\n"
+     << "      for (int k0 = threadIdx.x; 4 * k0 < nw; k0 += 4 * "
+        "blockDim.x) {\n"
+     << "        ulonglong2 v[4];\n"
+     << "        #pragma unroll\n"
+     << "        for (int u = 0; u < 4; ++u) {\n"
+     << "          const int k = k0 + u * (int)blockDim.x;\n"
+     << "          const unsigned char *s = ws + 16 * (long long)k;\n"
+     << "          v[u].x = 0;\n"
+     << "          v[u].y = 0;\n"
+     << "          if (4 * k >= nw)\n"
+     << "            continue;\n"
+     << "          if (s >= src_lo && s + 16 <= src_hi) {\n"
+     << "            v[u] = *(const ulonglong2 *)s;\n"
+     << "            continue;\n"
+     << "          }\n"
+     << "          #pragma unroll 1\n"
+     << "          for (int b_ = 0; b_ < 16; ++b_)\n"
+     << "            if (s + b_ >= src_lo && s + b_ < src_hi) {\n"
+     << "              const unsigned long long c = s[b_];\n"
+     << "              if (b_ < 8)\n"
+     << "                v[u].x |= c << (8 * b_);\n"
+     << "              else\n"
+     << "                v[u].y |= c << (8 * (b_ - 8));\n"
+     << "            }\n"
+     << "        }\n"
+     << "        #pragma unroll\n"
+     << "        for (int u = 0; u < 4; ++u) {\n"
+     << "          const int k = k0 + u * (int)blockDim.x;\n"
+     << "          #pragma unroll\n"
+     << "          for (int e = 0; e < 4; ++e) {\n"
+     << "            if (4 * k + e >= nw)\n"
+     << "              continue;\n"
+     << store("            ", "4 * k + e",
+              "(unsigned)((e < 2 ? v[u].x : v[u].y) >> (32 * (e & 1)))")
+     << "          }\n"
+     << "        }\n"
+     << "      }\n"
+     << "      } else {\n";
+  os << "      const bool a4 = (((unsigned long long)ws) & 3) == 0;\n"
+     << "      for (int k0 = threadIdx.x; k0 < nw; k0 += 8 * blockDim.x) {\n"
+     << "        unsigned v[8];\n"
+     << "        #pragma unroll\n"
+     << "        for (int u = 0; u < 8; ++u) {\n"
+     << "          const int k = k0 + u * (int)blockDim.x;\n"
+     << "          const unsigned char *s = ws + 4 * (long long)k;\n"
+     << "          v[u] = 0;\n"
+     << "          if (k >= nw)\n"
+     << "            continue;\n"
+     << "          if (a4 && s >= src_lo && s + 4 <= src_hi) {\n"
+     << "            v[u] = *(const unsigned *)s;\n"
+     << "            continue;\n"
+     << "          }\n"
+     << "          #pragma unroll 1\n"
+     << "          for (int b = 0; b < 4; ++b)\n"
+     << "            if (s + b >= src_lo && s + b < src_hi)\n"
+     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
+     << "        }\n"
+     << "        #pragma unroll\n"
+     << "        for (int u = 0; u < 8; ++u) {\n"
+     << "          const int k = k0 + u * (int)blockDim.x;\n"
+     << "          if (k >= nw)\n"
+     << "            continue;\n"
+     << store("          ", "k", "v[u]") << "        }\n"
+     << "      }\n"
+     << "      }\n"
+     << "      t += len;\n"
+     << "    }\n";
 }
 
 } // namespace
@@ -288,46 +441,52 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
       "  const bool dst16 = (((unsigned long long)packed - p.lo) & 15) == "
       "0;\n",
       os);
-  os << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
-     << "ll * " << SPAN << ");\n"
-     << "    __syncthreads(); // the previous tile's rows are stored\n"
-     << "    // Word i of the tile's source: word i % " << SW << " of row i / "
-     << SW << ".\n";
-  emitVectorStaging(g, "(ws + 16 * (long long)i)",
-                    "s >= src_lo && s + 16 <= src_hi",
-                    "s + b_ >= src_lo && s + b_ < src_hi", "src16", "i", "in_s",
-                    sw, g.inRow, os);
-  os << "    } else {\n"
-     << "    // Eight loads in flight a thread.\n"
-     << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
-     << "; i0 += 8 * blockDim.x) {\n"
-     << "      unsigned v[8];\n"
-     << "      #pragma unroll\n"
-     << "      for (int u = 0; u < 8; ++u) {\n"
-     << "        const int i = i0 + u * (int)blockDim.x;\n"
-     << "        const unsigned char *s = ws + 4 * (long long)i;\n"
-     << "        v[u] = 0;\n"
-     << "        if (i >= " << R << " * " << SW << ")\n"
-     << "          continue;\n"
-     << "        if (src4 && s >= src_lo && s + 4 <= src_hi) {\n"
-     << "          v[u] = *(const unsigned *)s;\n"
-     << "        } else {\n"
-     << "          #pragma unroll 1\n"
-     << "          for (int b = 0; b < 4; ++b)\n"
-     << "            if (s + b >= src_lo && s + b < src_hi)\n"
-     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
-     << "        }\n"
-     << "      }\n"
-     << "      #pragma unroll\n"
-     << "      for (int u = 0; u < 8; ++u) {\n"
-     << "        const int i = i0 + u * (int)blockDim.x;\n"
-     << "        if (i < " << R << " * " << SW << ")\n"
-     << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
-     << "] = v[u];\n"
-     << "      }\n"
-     << "    }\n"
-     << "    }\n"
-     << "    __syncthreads();\n"
+  if (periodRestartsRows(plan)) {
+    os << "    __syncthreads(); // the previous tile's rows are stored\n";
+    emitRowPieceOpening(plan, g, "const ", os);
+    emitRowPieceStaging(plan, g, os);
+  } else {
+    os << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
+       << "ll * " << SPAN << ");\n"
+       << "    __syncthreads(); // the previous tile's rows are stored\n"
+       << "    // Word i of the tile's source: word i % " << SW
+       << " of row i / " << SW << ".\n";
+    emitVectorStaging(g, "(ws + 16 * (long long)i)",
+                      "s >= src_lo && s + 16 <= src_hi",
+                      "s + b_ >= src_lo && s + b_ < src_hi", "src16", "i",
+                      "in_s", sw, g.inRow, os);
+    os << "    } else {\n"
+       << "    // Eight loads in flight a thread.\n"
+       << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
+       << "; i0 += 8 * blockDim.x) {\n"
+       << "      unsigned v[8];\n"
+       << "      #pragma unroll\n"
+       << "      for (int u = 0; u < 8; ++u) {\n"
+       << "        const int i = i0 + u * (int)blockDim.x;\n"
+       << "        const unsigned char *s = ws + 4 * (long long)i;\n"
+       << "        v[u] = 0;\n"
+       << "        if (i >= " << R << " * " << SW << ")\n"
+       << "          continue;\n"
+       << "        if (src4 && s >= src_lo && s + 4 <= src_hi) {\n"
+       << "          v[u] = *(const unsigned *)s;\n"
+       << "        } else {\n"
+       << "          #pragma unroll 1\n"
+       << "          for (int b = 0; b < 4; ++b)\n"
+       << "            if (s + b >= src_lo && s + b < src_hi)\n"
+       << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
+       << "        }\n"
+       << "      }\n"
+       << "      #pragma unroll\n"
+       << "      for (int u = 0; u < 8; ++u) {\n"
+       << "        const int i = i0 + u * (int)blockDim.x;\n"
+       << "        if (i < " << R << " * " << SW << ")\n"
+       << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
+       << "] = v[u];\n"
+       << "      }\n"
+       << "    }\n"
+       << "    }\n";
+  }
+  os << "    __syncthreads();\n"
      << "    // Period t of the tile (a thread each with the launch's "
      << plan.threadsPerBlock << " threads).\n"
      << "    for (int t = threadIdx.x; t < " << R << "; t += blockDim.x) {\n"
@@ -464,30 +623,39 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
      << "    // The run bytes of the tile's spans, a word a thread, coalesced; "
         "in a\n"
      << "    // tile that [lo, hi) cuts, only those of its packed bytes.\n"
-     << "    const bool whole = a == t0 && b == t0 + tb;\n"
-     << "    unsigned char *ws = origin + p.s0_base + tile * (" << R << "ll * "
-     << SPAN << ");\n"
-     << "    for (int i = threadIdx.x; i < " << R << " * " << SW
-     << "; i += blockDim.x) {\n"
-     << "      const int row = i / " << SW << ", c = i % " << SW << ";\n"
-     << "      const unsigned m = mask_s[c];\n"
-     << "      if (m == 0)\n"
-     << "        continue;\n"
-     << "      const unsigned v = in_s[row * " << IN << " + c];\n"
-     << "      unsigned char *d = ws + 4 * (long long)i;\n"
-     << "      if (whole && m == 15 && dst4) {\n"
-     << "        *(unsigned *)d = v;\n"
-     << "        continue;\n"
-     << "      }\n"
-     << "      const long long y0 = t0 + (long long)row * " << g.packed << ";\n"
-     << "      #pragma unroll\n"
-     << "      for (int k = 0; k < 4; ++k) {\n"
-     << "        const long long y = y0 + pos_s[4 * c + k];\n"
-     << "        if (((m >> k) & 1) && y >= a && y < b)\n"
-     << "          d[k] = (unsigned char)(v >> (8 * k));\n"
-     << "      }\n"
-     << "    }\n"
-     << "  }\n"
+     << "    const bool whole = a == t0 && b == t0 + tb;\n";
+  // Word i of the tile (k of its row piece) to d.
+  const std::string store =
+      "      const int row = i / " + SW + ", c = i % " + SW + ";\n" +
+      "      const unsigned m = mask_s[c];\n" + "      if (m == 0)\n" +
+      "        continue;\n" + "      const unsigned v = in_s[row * " + IN +
+      " + c];\n" + "      unsigned char *d = ws + 4 * (long long)k;\n" +
+      "      if (whole && m == 15 && dst4) {\n" +
+      "        *(unsigned *)d = v;\n" + "        continue;\n" + "      }\n" +
+      "      const long long y0 = t0 + (long long)row * " +
+      std::to_string(g.packed) + ";\n" + "      #pragma unroll\n" +
+      "      for (int k = 0; k < 4; ++k) {\n" +
+      "        const long long y = y0 + pos_s[4 * c + k];\n" +
+      "        if (((m >> k) & 1) && y >= a && y < b)\n" +
+      "          d[k] = (unsigned char)(v >> (8 * k));\n" + "      }\n";
+  if (periodRestartsRows(plan)) {
+    emitRowPieceOpening(plan, g, "", os);
+    os << "      const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
+       << "      for (int k = threadIdx.x; k < len * " << SW
+       << "; k += blockDim.x) {\n"
+       << "      const int i = t * " << SW << " + k;\n"
+       << store << "      }\n"
+       << "      t += len;\n"
+       << "    }\n";
+  } else {
+    os << "    unsigned char *ws = origin + p.s0_base + tile * (" << R
+       << "ll * " << SPAN << ");\n"
+       << "    for (int i = threadIdx.x; i < " << R << " * " << SW
+       << "; i += blockDim.x) {\n"
+       << "      const int k = i;\n"
+       << store << "    }\n";
+  }
+  os << "  }\n"
      << "}\n\n";
 }
 

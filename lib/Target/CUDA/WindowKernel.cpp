@@ -32,6 +32,8 @@ bool isWindowPlan(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
       plan.width >= 16 || plan.layout.segments.size() != 1)
     return false;
+  if (isRecordPeriodPlan(plan))
+    return true;
   const Segment &seg = plan.layout.segments.front();
   if (seg.runs.size() != 1)
     return isRecordWindowPlan(plan);

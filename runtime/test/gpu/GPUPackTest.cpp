@@ -551,6 +551,15 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        3},
       {"resized(0, 24, struct([2, 1, 1], [0, 12, 17], [float, int, char]))",
        3001},
+      // Short single runs by their period, rows restarting at the vector's
+      // trailing gap or an outer dimension; a byte of every 24; 9 bytes of
+      // every 16 in one row.
+      {"vector(5000, 3, 4, float)", 3},
+      {"hvector(40, 1, 2000, vector(96, 3, 5, float))", 2},
+      {"vector(4000, 1, 24, char)", 2},
+      {"contiguous(3000, resized(0, 16, struct([1, 1], [0, 8], [double, "
+       "char])))",
+       2},
       {"vector(3000, 1, 2, float)", 2},
       {"hindexed([1], [4], hvector(500, 8, 12, char))", 3},
       {"hvector(40, 1, 400, vector(5, 1, 3, float))", 2},
@@ -605,7 +614,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   // host memory ran the built-in chunk kernel (a generic launch once the
   // specialized kernel is ready).
   int mappedChunkTypes = 0;
-  int periodTypes = 0;
+  int periodTypes = 0, periodRowTypes = 0;
   int firstCalls = 0, tileTypes = 0, runAlignedTypes = 0, batchedTypes = 0,
       shortWordTypes = 0, windowTypes = 0, recordTypes = 0,
       recordWindowTypes = 0, recordAlignedTypes = 0;
@@ -680,6 +689,8 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       windowTypes += std::strstr(info.shape, ".window") != nullptr;
       // ".p<stride>:<runs>" in the shape.
       periodTypes += std::strchr(info.shape, ':') != nullptr;
+      // ".p<stride>r:": rows that restart, a row piece at a time.
+      periodRowTypes += std::strstr(info.shape, "r:") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
       // A segment of several runs per point: "d1r3" in the shape.
@@ -741,9 +752,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("window packs (dense records) served %d type(s), %d of "
               "them of several runs per nest point\n",
               windowTypes, recordWindowTypes);
-  std::printf("period kernels (records, a period of points a thread) served "
-              "%d type(s)\n",
-              periodTypes);
+  std::printf("period kernels (records and short single runs, a period of "
+              "points a thread) served %d type(s), %d of them by row pieces\n",
+              periodTypes, periodRowTypes);
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);

@@ -44,12 +44,21 @@ struct PeriodGeometry {
   int64_t rows = 0;   ///< periods a block stages at once
 };
 
-/// Whether a record window plan packs by its period: its points are one
-/// row that continues across instances (no dimension, or one whose count
-/// times stride is the extent), so point q of the packed stream starts at
-/// origin offset base + q x stride; and a period fits kPeriodMaxSpan and
-/// kPeriodMaxPacked with at least 32 rows in kPeriodSharedBytes.
+/// Whether a plan packs by its period: a record window plan, or a single
+/// run a point shorter than a 16-byte chunk and not one or two aligned
+/// words (what the gather kernels move slowly), in a nest of at most two
+/// dimensions; a period fits kPeriodMaxSpan and kPeriodMaxPacked with at
+/// least 32 rows in kPeriodSharedBytes; and where the rows restart
+/// (periodRestartsRows) the innermost count is a multiple of its points.
 bool isRecordPeriodPlan(const KernelPlan &plan);
+
+/// Whether a period plan's rows restart: instances a vector's trailing gap
+/// apart, or the rows of an outer dimension (at most one), so that the
+/// points are not one row at one stride. Its kernels take the tile's
+/// periods a row piece at a time, a period never crossing a row (the
+/// innermost count is a multiple of its points), and its launch
+/// parameters carry a divisor of the first dimension's count too.
+bool periodRestartsRows(const KernelPlan &plan);
 
 /// The period of a plan that isRecordPeriodPlan.
 PeriodGeometry getPeriodGeometry(const KernelPlan &plan);
