@@ -104,6 +104,42 @@ def others():
         "torch": {"kind": "runs", "runs": [[0, 24], [36, 4]], "period": 48,
                   "count": count},
     })
+    # Single runs shorter than a 16-byte chunk: three floats of every four
+    # (the positions of float4 points) and of every five, and a double and a
+    # char of each 16-byte struct.
+    for name, elems, gap, ctype, size in (("aos-xyz-float", 3, 1, "float", 4),
+                                          ("aos-3of5-float", 3, 2, "float", 4)):
+        count = PACKED // (elems * size)
+        out.append({
+            "name": name, "group": "struct",
+            "spec": f"t = vector({count}, {elems}, {elems + gap}, {ctype})",
+            "offset": 0, "count": 1,
+            "torch": {"kind": "runs", "runs": [[0, elems * size]],
+                      "period": (elems + gap) * size, "count": count},
+        })
+    count = PACKED // 9
+    out.append({
+        "name": "double-char", "group": "struct",
+        "spec": ("p = struct([1, 1], [0, 8], [double, char])\n"
+                 f"t = contiguous({count}, resized(0, 16, p))"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "runs", "runs": [[0, 9]], "period": 16,
+                  "count": count},
+    })
+    # Rows of 1000 of the particle-fields structs, a row every 49152 bytes
+    # (rows of a padded 2-d array of structs).
+    rows = PACKED // (28 * 1000)
+    out.append({
+        "name": "rows-of-records", "group": "struct",
+        "spec": ("p = struct([3, 1], [0, 36], [double, int])\n"
+                 "r = contiguous(1000, resized(0, 48, p))\n"
+                 f"t = hvector({rows}, 1, 49152, r)"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "runs",
+                  "runs": [[48 * i + o, n] for i in range(1000)
+                           for o, n in ((0, 24), (36, 4))],
+                  "period": 49152, "count": rows},
+    })
     # A random hindexed of 8-byte-multiple blocks.
     rng = random.Random(7)
     lens, displs, at = [], [], 0

@@ -289,36 +289,107 @@ void emitPeriodKernelOpening(const KernelPlan &plan, const PeriodGeometry &g,
         "p.hi);\n";
 }
 
+/// Prints `prow<x>`, `col<x>` and `ro<x>` of point `pt`: its row (over
+/// all instances), its place in the row and the row's origin offset.
+void emitRowOfPoint(const KernelPlan &plan, const std::string &pt,
+                    const std::string &x, const std::string &pad,
+                    std::ostream &os) {
+  const Segment &seg = plan.layout.segments.front();
+  const std::string n = "p.s0_n" + std::to_string(seg.dims.size() - 1);
+  os << pad << "const long long prow" << x << " = ddtc_div(" << pt << ", " << n
+     << "_mul, " << n << "_shift);\n"
+     << pad << "const long long col" << x << " = " << pt << " - prow" << x
+     << " * " << n << ";\n";
+  if (seg.dims.size() == 1) {
+    os << pad << "const long long ro" << x << " = p.s0_base + prow" << x
+       << " * p.extent;\n";
+  } else {
+    os << pad << "const long long inst" << x << " = ddtc_div(prow" << x
+       << ", p.s0_n0_mul, p.s0_n0_shift);\n"
+       << pad << "const long long ro" << x << " = p.s0_base + inst" << x
+       << " * p.extent +\n"
+       << pad << "    (prow" << x << " - inst" << x
+       << " * p.s0_n0) * p.s0_st0;\n";
+  }
+}
+
+/// Opens `if (<the tile's periods lie in one row>) {` (rows that restart,
+/// periodRestartsRows), with `ws` (`cv`: const) at the tile's first span.
+void emitOneRowOpening(const KernelPlan &plan, const PeriodGeometry &g,
+                       const char *cv, std::ostream &os) {
+  const Segment &seg = plan.layout.segments.front();
+  const std::string n = "p.s0_n" + std::to_string(seg.dims.size() - 1);
+  const std::string tilePoints = std::to_string(g.rows * g.points);
+  os << "    // The tile's first point; most tiles lie in its row.\n";
+  emitRowOfPoint(plan, "tile * " + tilePoints, "0", "    ", os);
+  os << "    if (col0 + " << tilePoints << " <= " << n << ") {\n"
+     << "    " << cv << "unsigned char *ws = origin + ro0 + col0 * " << g.stride
+     << "ll;\n";
+}
+
 /// Opens the loop over a tile's periods a row piece at a time (rows that
 /// restart, periodRestartsRows): periods [t, t + len) of the tile are
 /// consecutive in one row, and their spans start at `ws` (`cv`: const).
 void emitRowPieceOpening(const KernelPlan &plan, const PeriodGeometry &g,
                          const char *cv, std::ostream &os) {
   const Segment &seg = plan.layout.segments.front();
-  const std::string L = std::to_string(seg.dims.size() - 1),
-                    R = std::to_string(g.rows), K = std::to_string(g.points);
-  const std::string n = "p.s0_n" + L;
+  const std::string R = std::to_string(g.rows), K = std::to_string(g.points);
+  const std::string n = "p.s0_n" + std::to_string(seg.dims.size() - 1);
   os << "    // A row piece at a time: a row's periods have consecutive "
         "spans.\n"
      << "    for (int t = 0; t < " << R << ";) {\n"
      << "      const long long pt = (tile * " << R << " + t) * " << K
-     << "; // its first point\n"
-     << "      const long long prow = ddtc_div(pt, " << n << "_mul, " << n
-     << "_shift);\n"
-     << "      const long long col = pt - prow * " << n << ";\n"
-     << "      const int len = (int)ddtc_min(" << R << " - t, (" << n
-     << " - col) / " << K << ");\n";
-  if (seg.dims.size() == 1) {
-    os << "      const long long ro = p.s0_base + prow * p.extent;\n";
-  } else {
-    os << "      const long long inst = ddtc_div(prow, p.s0_n0_mul, "
-          "p.s0_n0_shift);\n"
-       << "      const long long ro =\n"
-       << "          p.s0_base + inst * p.extent + (prow - inst * p.s0_n0) * "
-          "p.s0_st0;\n";
-  }
-  os << "      " << cv << "unsigned char *ws = origin + ro + col * " << g.stride
+     << "; // its first point\n";
+  emitRowOfPoint(plan, "pt", "", "      ", os);
+  os << "      const int len = (int)ddtc_min(" << R << " - t, (" << n
+     << " - col) / " << K << ");\n"
+     << "      " << cv << "unsigned char *ws = origin + ro + col * " << g.stride
      << "ll;\n";
+}
+
+/// The pack's staging of a tile whose spans are one piece from `ws`:
+/// 16-byte loads where `a16` holds (ws 16-byte aligned), else words where
+/// `a4` holds, else bytes; bytes outside [src_lo, src_hi) read as 0.
+void emitTileStaging(const PeriodGeometry &g, const std::string &a16,
+                     const std::string &a4, std::ostream &os) {
+  const int64_t sw = g.span / 4;
+  const std::string R = std::to_string(g.rows), SW = std::to_string(sw),
+                    IN = std::to_string(g.inRow);
+  os << "    // Word i of the tile's source: word i % " << SW << " of row i / "
+     << SW << ".\n";
+  emitVectorStaging(
+      g, "(ws + 16 * (long long)i)", "s >= src_lo && s + 16 <= src_hi",
+      "s + b_ >= src_lo && s + b_ < src_hi", a16, "i", "in_s", sw, g.inRow, os);
+  os << "    } else {\n"
+     << "    // Eight loads in flight a thread.\n"
+     << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
+     << "; i0 += 8 * blockDim.x) {\n"
+     << "      unsigned v[8];\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const int i = i0 + u * (int)blockDim.x;\n"
+     << "        const unsigned char *s = ws + 4 * (long long)i;\n"
+     << "        v[u] = 0;\n"
+     << "        if (i >= " << R << " * " << SW << ")\n"
+     << "          continue;\n"
+     << "        if (" << a4 << " && s >= src_lo && s + 4 <= src_hi) {\n"
+     << "          v[u] = *(const unsigned *)s;\n"
+     << "        } else {\n"
+     << "          #pragma unroll 1\n"
+     << "          for (int b = 0; b < 4; ++b)\n"
+     << "            if (s + b >= src_lo && s + b < src_hi)\n"
+     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
+     << "        }\n"
+     << "      }\n"
+     << "      #pragma unroll\n"
+     << "      for (int u = 0; u < 8; ++u) {\n"
+     << "        const int i = i0 + u * (int)blockDim.x;\n"
+     << "        if (i < " << R << " * " << SW << ")\n"
+     << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
+     << "] = v[u];\n"
+     << "      }\n"
+     << "    }\n"
+     << "    }\n";
 }
 
 /// The pack's staging of one row piece (emitRowPieceOpening): words
@@ -441,50 +512,20 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
       "  const bool dst16 = (((unsigned long long)packed - p.lo) & 15) == "
       "0;\n",
       os);
+  os << "    __syncthreads(); // the previous tile's rows are stored\n";
   if (periodRestartsRows(plan)) {
-    os << "    __syncthreads(); // the previous tile's rows are stored\n";
+    emitOneRowOpening(plan, g, "const ", os);
+    os << "    const bool row16 = (((unsigned long long)ws) & 15) == 0;\n"
+       << "    const bool row4 = (((unsigned long long)ws) & 3) == 0;\n";
+    emitTileStaging(g, "row16", "row4", os);
+    os << "    } else {\n";
     emitRowPieceOpening(plan, g, "const ", os);
     emitRowPieceStaging(plan, g, os);
+    os << "    }\n";
   } else {
     os << "    const unsigned char *ws = origin + p.s0_base + tile * (" << R
-       << "ll * " << SPAN << ");\n"
-       << "    __syncthreads(); // the previous tile's rows are stored\n"
-       << "    // Word i of the tile's source: word i % " << SW
-       << " of row i / " << SW << ".\n";
-    emitVectorStaging(g, "(ws + 16 * (long long)i)",
-                      "s >= src_lo && s + 16 <= src_hi",
-                      "s + b_ >= src_lo && s + b_ < src_hi", "src16", "i",
-                      "in_s", sw, g.inRow, os);
-    os << "    } else {\n"
-       << "    // Eight loads in flight a thread.\n"
-       << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
-       << "; i0 += 8 * blockDim.x) {\n"
-       << "      unsigned v[8];\n"
-       << "      #pragma unroll\n"
-       << "      for (int u = 0; u < 8; ++u) {\n"
-       << "        const int i = i0 + u * (int)blockDim.x;\n"
-       << "        const unsigned char *s = ws + 4 * (long long)i;\n"
-       << "        v[u] = 0;\n"
-       << "        if (i >= " << R << " * " << SW << ")\n"
-       << "          continue;\n"
-       << "        if (src4 && s >= src_lo && s + 4 <= src_hi) {\n"
-       << "          v[u] = *(const unsigned *)s;\n"
-       << "        } else {\n"
-       << "          #pragma unroll 1\n"
-       << "          for (int b = 0; b < 4; ++b)\n"
-       << "            if (s + b >= src_lo && s + b < src_hi)\n"
-       << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
-       << "        }\n"
-       << "      }\n"
-       << "      #pragma unroll\n"
-       << "      for (int u = 0; u < 8; ++u) {\n"
-       << "        const int i = i0 + u * (int)blockDim.x;\n"
-       << "        if (i < " << R << " * " << SW << ")\n"
-       << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
-       << "] = v[u];\n"
-       << "      }\n"
-       << "    }\n"
-       << "    }\n";
+       << "ll * " << SPAN << ");\n";
+    emitTileStaging(g, "src16", "src4", os);
   }
   os << "    __syncthreads();\n"
      << "    // Period t of the tile (a thread each with the launch's "
@@ -638,7 +679,13 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
       "        const long long y = y0 + pos_s[4 * c + k];\n" +
       "        if (((m >> k) & 1) && y >= a && y < b)\n" +
       "          d[k] = (unsigned char)(v >> (8 * k));\n" + "      }\n";
+  const std::string wholeTile = "    for (int i = threadIdx.x; i < " + R +
+                                " * " + SW + "; i += blockDim.x) {\n" +
+                                "      const int k = i;\n" + store + "    }\n";
   if (periodRestartsRows(plan)) {
+    emitOneRowOpening(plan, g, "", os);
+    os << "    const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
+       << wholeTile << "    } else {\n";
     emitRowPieceOpening(plan, g, "", os);
     os << "      const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
        << "      for (int k = threadIdx.x; k < len * " << SW
@@ -646,14 +693,12 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
        << "      const int i = t * " << SW << " + k;\n"
        << store << "      }\n"
        << "      t += len;\n"
+       << "    }\n"
        << "    }\n";
   } else {
     os << "    unsigned char *ws = origin + p.s0_base + tile * (" << R
        << "ll * " << SPAN << ");\n"
-       << "    for (int i = threadIdx.x; i < " << R << " * " << SW
-       << "; i += blockDim.x) {\n"
-       << "      const int k = i;\n"
-       << store << "    }\n";
+       << wholeTile;
   }
   os << "  }\n"
      << "}\n\n";
