@@ -289,6 +289,20 @@ void emitPeriodKernelOpening(const KernelPlan &plan, const PeriodGeometry &g,
         "p.hi);\n";
 }
 
+/// A period's figures as the kernels print them.
+struct PeriodFigures {
+  explicit PeriodFigures(const PeriodGeometry &g)
+      : R(std::to_string(g.rows)), IN(std::to_string(g.inRow)),
+        OUT(std::to_string(g.outRow)), SW(std::to_string(g.span / 4)),
+        PW(std::to_string(g.packed / 4)), SPAN(std::to_string(g.span)) {}
+  std::string R;    ///< periods a block step
+  std::string IN;   ///< shared words of a staged span's row
+  std::string OUT;  ///< shared words of a period's packed row
+  std::string SW;   ///< words of a span
+  std::string PW;   ///< packed words of a period
+  std::string SPAN; ///< bytes of a span
+};
+
 /// Prints `prow<x>`, `col<x>` and `ro<x>` of point `pt`: its row (over
 /// all instances), its place in the row and the row's origin offset.
 void emitRowOfPoint(const KernelPlan &plan, const std::string &pt,
@@ -487,11 +501,9 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
   assert(isRecordPeriodPlan(plan) && "a record period plan");
   const Segment &seg = plan.layout.segments.front();
   const PeriodGeometry g = getPeriodGeometry(plan);
-  const int64_t sw = g.span / 4;
-  const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
-                    OUT = std::to_string(g.outRow), SW = std::to_string(sw),
-                    PW = std::to_string(g.packed / 4),
-                    SPAN = std::to_string(g.span);
+  const PeriodFigures f(g);
+  const std::string &R = f.R, &IN = f.IN, &OUT = f.OUT, &PW = f.PW,
+                    &SPAN = f.SPAN;
   os << "// Periods of " << g.points << " point(s) " << g.stride
      << " bytes apart: " << g.span << " source bytes, " << g.packed
      << " packed bytes each; " << R << " a block step.\n";
@@ -581,10 +593,9 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
   const Segment &seg = plan.layout.segments.front();
   const PeriodGeometry g = getPeriodGeometry(plan);
   const int64_t sw = g.span / 4;
-  const std::string R = std::to_string(g.rows), IN = std::to_string(g.inRow),
-                    OUT = std::to_string(g.outRow), SW = std::to_string(sw),
-                    PW = std::to_string(g.packed / 4),
-                    SPAN = std::to_string(g.span);
+  const PeriodFigures f(g);
+  const std::string &R = f.R, &IN = f.IN, &OUT = f.OUT, &SW = f.SW, &PW = f.PW,
+                    &SPAN = f.SPAN;
   // Each span byte's packed byte in its period (-1: a gap), and each span
   // word's run bytes, as a mask of its four.
   os << "__constant__ short " << p << "_span_packed[" << 4 * sw << "] = {";
