@@ -208,12 +208,13 @@ namespace {
 /// A single run a point that the gather kernels move slowly: shorter than
 /// a 16-byte chunk, so most chunks straddle two points, and not one or two
 /// aligned 4-byte words, which they gather as words. Side by side on an
-/// H200 (pack / unpack against the traffic limit), by the period against
-/// before: 12 bytes of every 16 0.50 / 0.83 -> 0.72 / 0.97, 12 of every 20
-/// 0.57 / 0.51 -> 0.84 / 1.00, 9 of every 16 0.55 / 0.35 -> 0.78 / 0.65,
-/// a byte of every 64 0.67 / 0.27 -> 0.92 / 0.31; but runs of one or two
-/// words (4 of 8: 0.98 -> 0.53) and of 16 bytes or more (16 of 36: 0.98
-/// -> 0.68; the particles' 41 of 48 unpacked 0.63 -> 0.44) lost.
+/// H200 (pack / unpack against the traffic limit; bench/results/
+/// 2026-11-25-NVIDIA-H200-period-rows): 12 bytes of every 16 0.48 / 0.82
+/// -> 0.71-0.74 / 0.92-0.95, 12 of every 20 0.57 / 0.50 -> 0.81 / 0.98,
+/// 9 of every 16 0.55 / 0.35 -> 0.78 / 0.65, a byte of every 64 0.67 /
+/// 0.27 -> 0.92 / 0.31; but in an experiment runs of one or two words (4
+/// of 8: 0.98 -> 0.53) and of 16 bytes or more (16 of 36: 0.98 -> 0.68;
+/// the particles' 41 of 48 unpacked 0.63 -> 0.44) lost.
 bool isShortSingleRunPlan(const KernelPlan &plan) {
   if (plan.family != KernelFamily::Strided || plan.tileDim >= 0 ||
       plan.width >= 16 || plan.layout.segments.size() != 1)
@@ -230,9 +231,13 @@ bool isShortSingleRunPlan(const KernelPlan &plan) {
 
 bool periodRestartsRows(const KernelPlan &plan) {
   const Segment &seg = plan.layout.segments.front();
-  return !seg.dims.empty() &&
-         (seg.dims.size() > 1 ||
-          seg.dims[0].count * seg.dims[0].stride != plan.layout.extent);
+  if (seg.dims.empty())
+    return false;
+  int64_t rowBytes = 0;
+  return seg.dims.size() > 1 ||
+         __builtin_mul_overflow(seg.dims[0].count, seg.dims[0].stride,
+                                &rowBytes) ||
+         rowBytes != plan.layout.extent;
 }
 
 bool isRecordPeriodPlan(const KernelPlan &plan) {
