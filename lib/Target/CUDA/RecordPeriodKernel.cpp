@@ -125,6 +125,17 @@ std::string spanWord(const Segment &seg, int64_t stride, int64_t c) {
   return wordOfBytes("q", y);
 }
 
+/// The statements that gather the bytes b_ of the 16 at s for which
+/// `part` holds into v[u] (others 0), indented by `pad`.
+std::string vectorOfBytes(const std::string &pad, const std::string &part) {
+  return pad + "#pragma unroll 1\n" + pad +
+         "for (int b_ = 0; b_ < 16; ++b_)\n" + pad + "  if (" + part + ") {\n" +
+         pad + "    const unsigned long long c = s[b_];\n" + pad +
+         "    if (b_ < 8)\n" + pad + "      v[u].x |= c << (8 * b_);\n" + pad +
+         "    else\n" + pad + "      v[u].y |= c << (8 * (b_ - 8));\n" + pad +
+         "  }\n";
+}
+
 /// Opens `if (<aligned>) {` and prints a staging loop over the tile's
 /// 16-byte vectors, four loads in flight a thread: vector i is read at
 /// `at` (16-byte aligned when `aligned` holds) when `whole` holds, else
@@ -154,16 +165,7 @@ void emitVectorStaging(const PeriodGeometry &g, const std::string &at,
      << "        if (" << whole << ") {\n"
      << "          v[u] = *(const ulonglong2 *)s;\n"
      << "        } else {\n"
-     << "          #pragma unroll 1\n"
-     << "          for (int b_ = 0; b_ < 16; ++b_)\n"
-     << "            if (" << part << ") {\n"
-     << "              const unsigned long long c = s[b_];\n"
-     << "              if (b_ < 8)\n"
-     << "                v[u].x |= c << (8 * b_);\n"
-     << "              else\n"
-     << "                v[u].y |= c << (8 * (b_ - 8));\n"
-     << "            }\n"
-     << "        }\n"
+     << vectorOfBytes("          ", part) << "        }\n"
      << "      }\n"
      << "      #pragma unroll\n"
      << "      for (int u = 0; u < 4; ++u) {\n"
@@ -445,15 +447,7 @@ void emitRowPieceStaging(const KernelPlan &plan, const PeriodGeometry &g,
      << "            v[u] = *(const ulonglong2 *)s;\n"
      << "            continue;\n"
      << "          }\n"
-     << "          #pragma unroll 1\n"
-     << "          for (int b_ = 0; b_ < 16; ++b_)\n"
-     << "            if (s + b_ >= src_lo && s + b_ < src_hi) {\n"
-     << "              const unsigned long long c = s[b_];\n"
-     << "              if (b_ < 8)\n"
-     << "                v[u].x |= c << (8 * b_);\n"
-     << "              else\n"
-     << "                v[u].y |= c << (8 * (b_ - 8));\n"
-     << "            }\n"
+     << vectorOfBytes("          ", "s + b_ >= src_lo && s + b_ < src_hi")
      << "        }\n"
      << "        #pragma unroll\n"
      << "        for (int u = 0; u < 4; ++u) {\n"
