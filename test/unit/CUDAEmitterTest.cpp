@@ -526,6 +526,14 @@ TEST(RecordPeriodKernel, PeriodsOfWholeWords) {
   const KernelPlan xyz = plan("vector(50, 3, 4, float)");
   EXPECT_TRUE(isRecordPeriodPlan(xyz));
   EXPECT_TRUE(periodRestartsRows(xyz)); // the trailing gap
+  // The loops of a branch are indented under it.
+  EXPECT_NE(emitCUDA(xyz, "k").source.find(
+                "\n    if (col0 + 256 <= p.s0_n0) {\n      const unsigned char "
+                "*ws = origin + ro0 + col0 * 16ll;\n"),
+            std::string::npos);
+  EXPECT_NE(emitCUDA(xyz, "k").source.find(
+                "\n      if (row16) {\n        for (int i0 = threadIdx.x;"),
+            std::string::npos);
   EXPECT_TRUE(isRecordPeriodPlan(plan("vector(64, 1, 24, char)")));
   EXPECT_FALSE(isRecordPeriodPlan(plan("hvector(100, 4, 8, char)")));
   EXPECT_FALSE(isRecordPeriodPlan(plan("hvector(100, 16, 36, char)")));

@@ -495,8 +495,10 @@ void emitRowPieceStaging(const KernelPlan &plan, const PeriodGeometry &g,
 
 } // namespace
 
-void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
-                          std::ostream &os) {
+namespace {
+
+void printPeriodPack(const KernelPlan &plan, const std::string &p,
+                     std::ostream &os) {
   assert(isRecordPeriodPlan(plan) && "a record period plan");
   const Segment &seg = plan.layout.segments.front();
   const PeriodGeometry g = getPeriodGeometry(plan);
@@ -586,8 +588,8 @@ void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
      << "}\n\n";
 }
 
-void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
-                            std::ostream &os) {
+void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
+                       std::ostream &os) {
   assert(isRecordPeriodPlan(plan) && "a record period plan");
   const Segment &seg = plan.layout.segments.front();
   const PeriodGeometry g = getPeriodGeometry(plan);
@@ -712,6 +714,54 @@ void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
   }
   os << "  }\n"
      << "}\n\n";
+}
+
+/// The kernel text with the blocks whose lines start at their opening
+/// line's indentation (the printers' branches around shared loops)
+/// indented two more spaces. Blocks open at a line's last `{` and close at
+/// a line's first `}`.
+std::string indentBranches(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  auto indentOf = [](const std::string &l) { return l.find_first_not_of(' '); };
+  std::vector<bool> fixed; // per open block: indented here
+  size_t extra = 0;
+  std::string out;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const std::string &l = lines[k];
+    const size_t ind = indentOf(l);
+    const bool closes = ind != std::string::npos && l[ind] == '}';
+    if (closes && !fixed.empty()) {
+      extra -= fixed.back() ? 2 : 0;
+      fixed.pop_back();
+    }
+    out += (l.empty() ? "" : std::string(extra, ' ')) + l + "\n";
+    if (!l.empty() && l.back() == '{') {
+      const bool flat = k + 1 < lines.size() && indentOf(lines[k + 1]) == ind &&
+                        lines[k + 1][ind] != '}';
+      fixed.push_back(flat);
+      extra += flat ? 2 : 0;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+void emitRecordPeriodPack(const KernelPlan &plan, const std::string &p,
+                          std::ostream &os) {
+  std::ostringstream text;
+  printPeriodPack(plan, p, text);
+  os << indentBranches(text.str());
+}
+
+void emitRecordPeriodUnpack(const KernelPlan &plan, const std::string &p,
+                            std::ostream &os) {
+  std::ostringstream text;
+  printPeriodUnpack(plan, p, text);
+  os << indentBranches(text.str());
 }
 
 } // namespace ddtc
