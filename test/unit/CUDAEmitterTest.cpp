@@ -501,7 +501,7 @@ TEST(RecordPeriodKernel, PeriodsOfWholeWords) {
            "char]))")));
   EXPECT_FALSE(periodRestartsRows(fields));
   // Instances whose points do not follow at one stride (an extent past the
-  // row), and rows of rows: a row piece at a time, the shape says so.
+  // row), and rows of rows: rows that restart, the shape says so.
   const KernelPlan cut = plan("resized(0, 14448, contiguous(300, resized(0, "
                               "48, struct([3, 1], [0, 36], [double, int]))))");
   EXPECT_TRUE(isRecordPeriodPlan(cut));

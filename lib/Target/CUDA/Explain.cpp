@@ -158,8 +158,9 @@ std::string explainKernels(const std::string &name, const Datatype &type,
          << plan.threadsPerBlock << " per block, a block taking " << g.rows
          << " periods a step"
          << (periodRestartsRows(plan)
-                 ? " (a row piece at a time: rows restart, a period in one "
-                   "row)"
+                 ? " (rows restart: a tile inside one row as one span, a "
+                   "tile across rows a row piece at a time; no period "
+                   "crosses a row)"
                  : "")
          << "; the same to unpack";
     } else if (stridedVariant(plan, true) == StridedVariant::Window)

@@ -368,6 +368,54 @@ void emitRowPieceOpening(const KernelPlan &plan, const PeriodGeometry &g,
      << "ll;\n";
 }
 
+/// A staging loop of the pack, eight loads in flight a thread: source
+/// word `k` (< `count`) at ws + 4k, whole where `a4` holds and it lies in
+/// [src_lo, src_hi), else its bytes there (others 0), goes to shared word
+/// `w` (`k` itself where `w` is empty) of the rows of in_s; `pad` indents.
+void emitWordStaging(const PeriodGeometry &g, const std::string &pad,
+                     const std::string &k, const std::string &count,
+                     const std::string &a4, const std::string &w,
+                     std::ostream &os) {
+  const std::string SW = std::to_string(g.span / 4),
+                    IN = std::to_string(g.inRow);
+  const std::string at = w.empty() ? k : "w";
+  os << pad << "for (int " << k << "0 = threadIdx.x; " << k << "0 < " << count
+     << "; " << k << "0 += 8 * blockDim.x) {\n"
+     << pad << "  unsigned v[8];\n"
+     << pad << "  #pragma unroll\n"
+     << pad << "  for (int u = 0; u < 8; ++u) {\n"
+     << pad << "    const int " << k << " = " << k
+     << "0 + u * (int)blockDim.x;\n"
+     << pad << "    const unsigned char *s = ws + 4 * (long long)" << k << ";\n"
+     << pad << "    v[u] = 0;\n"
+     << pad << "    if (" << k << " >= " << count << ")\n"
+     << pad << "      continue;\n"
+     << pad << "    if (" << a4 << " && s >= src_lo && s + 4 <= src_hi) {\n"
+     << pad << "      v[u] = *(const unsigned *)s;\n"
+     << pad << "    } else {\n"
+     << pad << "      #pragma unroll 1\n"
+     << pad << "      for (int b = 0; b < 4; ++b)\n"
+     << pad << "        if (s + b >= src_lo && s + b < src_hi)\n"
+     << pad << "          v[u] |= (unsigned)s[b] << (8 * b);\n"
+     << pad << "    }\n"
+     << pad << "  }\n"
+     << pad << "  #pragma unroll\n"
+     << pad << "  for (int u = 0; u < 8; ++u) {\n"
+     << pad << "    const int " << k << " = " << k
+     << "0 + u * (int)blockDim.x;\n";
+  if (w.empty()) {
+    os << pad << "    if (" << k << " < " << count << ")\n";
+  } else {
+    os << pad << "    if (" << k << " >= " << count << ")\n"
+       << pad << "      continue;\n"
+       << pad << "    const int w = " << w << ";\n";
+  }
+  os << pad << (w.empty() ? "      " : "    ") << "in_s[(" << at << " / " << SW
+     << ") * " << IN << " + " << at << " % " << SW << "] = v[u];\n"
+     << pad << "  }\n"
+     << pad << "}\n";
+}
+
 /// The pack's staging of a tile whose spans are one piece from `ws`:
 /// 16-byte loads where `a16` holds (ws 16-byte aligned), else words where
 /// `a4` holds, else bytes; bytes outside [src_lo, src_hi) read as 0.
@@ -382,35 +430,9 @@ void emitTileStaging(const PeriodGeometry &g, const std::string &a16,
       g, "(ws + 16 * (long long)i)", "s >= src_lo && s + 16 <= src_hi",
       "s + b_ >= src_lo && s + b_ < src_hi", a16, "i", "in_s", sw, g.inRow, os);
   os << "    } else {\n"
-     << "    // Eight loads in flight a thread.\n"
-     << "    for (int i0 = threadIdx.x; i0 < " << R << " * " << SW
-     << "; i0 += 8 * blockDim.x) {\n"
-     << "      unsigned v[8];\n"
-     << "      #pragma unroll\n"
-     << "      for (int u = 0; u < 8; ++u) {\n"
-     << "        const int i = i0 + u * (int)blockDim.x;\n"
-     << "        const unsigned char *s = ws + 4 * (long long)i;\n"
-     << "        v[u] = 0;\n"
-     << "        if (i >= " << R << " * " << SW << ")\n"
-     << "          continue;\n"
-     << "        if (" << a4 << " && s >= src_lo && s + 4 <= src_hi) {\n"
-     << "          v[u] = *(const unsigned *)s;\n"
-     << "        } else {\n"
-     << "          #pragma unroll 1\n"
-     << "          for (int b = 0; b < 4; ++b)\n"
-     << "            if (s + b >= src_lo && s + b < src_hi)\n"
-     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
-     << "        }\n"
-     << "      }\n"
-     << "      #pragma unroll\n"
-     << "      for (int u = 0; u < 8; ++u) {\n"
-     << "        const int i = i0 + u * (int)blockDim.x;\n"
-     << "        if (i < " << R << " * " << SW << ")\n"
-     << "          in_s[(i / " << SW << ") * " << IN << " + i % " << SW
-     << "] = v[u];\n"
-     << "      }\n"
-     << "    }\n"
-     << "    }\n";
+     << "    // Eight loads in flight a thread.\n";
+  emitWordStaging(g, "    ", "i", R + " * " + SW, a4, "", os);
+  os << "    }\n";
 }
 
 /// The pack's staging of one row piece (emitRowPieceOpening): words
@@ -462,40 +484,12 @@ void emitRowPieceStaging(const KernelPlan &plan, const PeriodGeometry &g,
      << "        }\n"
      << "      }\n"
      << "      } else {\n";
-  os << "      const bool a4 = (((unsigned long long)ws) & 3) == 0;\n"
-     << "      for (int k0 = threadIdx.x; k0 < nw; k0 += 8 * blockDim.x) {\n"
-     << "        unsigned v[8];\n"
-     << "        #pragma unroll\n"
-     << "        for (int u = 0; u < 8; ++u) {\n"
-     << "          const int k = k0 + u * (int)blockDim.x;\n"
-     << "          const unsigned char *s = ws + 4 * (long long)k;\n"
-     << "          v[u] = 0;\n"
-     << "          if (k >= nw)\n"
-     << "            continue;\n"
-     << "          if (a4 && s >= src_lo && s + 4 <= src_hi) {\n"
-     << "            v[u] = *(const unsigned *)s;\n"
-     << "            continue;\n"
-     << "          }\n"
-     << "          #pragma unroll 1\n"
-     << "          for (int b = 0; b < 4; ++b)\n"
-     << "            if (s + b >= src_lo && s + b < src_hi)\n"
-     << "              v[u] |= (unsigned)s[b] << (8 * b);\n"
-     << "        }\n"
-     << "        #pragma unroll\n"
-     << "        for (int u = 0; u < 8; ++u) {\n"
-     << "          const int k = k0 + u * (int)blockDim.x;\n"
-     << "          if (k >= nw)\n"
-     << "            continue;\n"
-     << store("          ", "k", "v[u]") << "        }\n"
-     << "      }\n"
-     << "      }\n"
+  os << "      const bool a4 = (((unsigned long long)ws) & 3) == 0;\n";
+  emitWordStaging(g, "      ", "k", "nw", "a4", "t * " + SW + " + k", os);
+  os << "      }\n"
      << "      t += len;\n"
      << "    }\n";
 }
-
-} // namespace
-
-namespace {
 
 void printPeriodPack(const KernelPlan &plan, const std::string &p,
                      std::ostream &os) {
