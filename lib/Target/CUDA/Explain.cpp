@@ -158,9 +158,10 @@ std::string explainKernels(const std::string &name, const Datatype &type,
          << plan.threadsPerBlock << " per block, a block taking " << g.rows
          << " periods a step"
          << (periodRestartsRows(plan)
-                 ? " (rows restart: a tile inside one row as one span, a "
-                   "tile across rows a row piece at a time; no period "
-                   "crosses a row)"
+                 ? " (rows restart: a tile inside one row as one span; "
+                   "where rows are at least a tile long, a tile across a "
+                   "row end as two spans loaded together; else a row piece "
+                   "at a time; no period crosses a row)"
                  : "")
          << "; the same to unpack";
     } else if (stridedVariant(plan, true) == StridedVariant::Window)

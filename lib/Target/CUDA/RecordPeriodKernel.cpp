@@ -25,6 +25,7 @@
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include <cassert>
+#include <functional>
 #include <numeric>
 #include <sstream>
 #include <vector>
@@ -348,6 +349,47 @@ void emitOneRowOpening(const KernelPlan &plan, const PeriodGeometry &g,
      << "ll;\n";
 }
 
+/// Where a tile's source lies in two rows (emitTwoRowsOpening): the
+/// address of its byte `x`, an expression of `i`.
+std::string twoRowsAt(const PeriodGeometry &g, const std::string &x) {
+  const std::string split = "t1 * " + std::to_string(g.span) + "ll";
+  return "(" + x + " < " + split + " ? ws + " + x + " : ws2 + (" + x + " - " +
+         split + "))";
+}
+
+/// After emitOneRowOpening's block: opens `} else if (<rows at least a tile
+/// long>) {`, where a tile crosses one row end: its periods [0, t1) end
+/// row prow0 at `ws`, the others start the next row at `ws2` (`cv`:
+/// const). `two16` says the tile's 16-byte vectors lie aligned in one row
+/// each, `two4` its words.
+void emitTwoRowsOpening(const KernelPlan &plan, const PeriodGeometry &g,
+                        const char *cv, std::ostream &os) {
+  const Segment &seg = plan.layout.segments.front();
+  const std::string n = "p.s0_n" + std::to_string(seg.dims.size() - 1);
+  os << "    } else if (" << g.rows * g.points << " <= " << n << ") {\n"
+     << "    // Rows at least a tile long: the end of this row and the start "
+        "of the\n"
+     << "    // next, their loads issued together.\n"
+     << "    const int t1 = (int)((" << n << " - col0) / " << g.points
+     << ");\n";
+  if (seg.dims.size() == 1) {
+    os << "    const long long ro1 = ro0 + p.extent;\n";
+  } else {
+    os << "    const long long inst1 = ddtc_div(prow0 + 1, p.s0_n0_mul, "
+          "p.s0_n0_shift);\n"
+       << "    const long long ro1 = p.s0_base + inst1 * p.extent +\n"
+       << "        (prow0 + 1 - inst1 * p.s0_n0) * p.s0_st0;\n";
+  }
+  os << "    " << cv << "unsigned char *ws = origin + ro0 + col0 * " << g.stride
+     << "ll;\n"
+     << "    " << cv << "unsigned char *ws2 = origin + ro1;\n"
+     << "    const unsigned long long both = ((unsigned long long)ws) | "
+        "((unsigned long long)ws2);\n"
+     << "    const bool two16 = (both & 15) == 0 && ((t1 * " << g.span
+     << ") & 15) == 0;\n"
+     << "    const bool two4 = (both & 3) == 0;\n";
+}
+
 /// Opens the loop over a tile's periods a row piece at a time (rows that
 /// restart, periodRestartsRows): periods [t, t + len) of the tile are
 /// consecutive in one row, and their spans start at `ws` (`cv`: const).
@@ -369,16 +411,17 @@ void emitRowPieceOpening(const KernelPlan &plan, const PeriodGeometry &g,
 }
 
 /// A staging loop of the pack, eight loads in flight a thread: source
-/// word `k` (< `count`) at ws + 4k, whole where `a4` holds and it lies in
-/// [src_lo, src_hi), else its bytes there (others 0), goes to shared word
-/// `w` (`k` itself where `w` is empty) of the rows of in_s; `pad` indents.
+/// word `k` (< `count`) at `at` (ws + 4k where empty), whole where `a4`
+/// holds and it lies in [src_lo, src_hi), else its bytes there (others 0),
+/// goes to shared word `w` (`k` itself where `w` is empty) of the rows of
+/// in_s; `pad` indents.
 void emitWordStaging(const PeriodGeometry &g, const std::string &pad,
                      const std::string &k, const std::string &count,
                      const std::string &a4, const std::string &w,
-                     std::ostream &os) {
+                     std::ostream &os, const std::string &at = "") {
   const std::string SW = std::to_string(g.span / 4),
                     IN = std::to_string(g.inRow);
-  const std::string at = w.empty() ? k : "w";
+  const std::string to = w.empty() ? k : "w";
   os << pad << "for (int " << k << "0 = threadIdx.x; " << k << "0 < " << count
      << "; " << k << "0 += 8 * blockDim.x) {\n"
      << pad << "  unsigned v[8];\n"
@@ -386,7 +429,8 @@ void emitWordStaging(const PeriodGeometry &g, const std::string &pad,
      << pad << "  for (int u = 0; u < 8; ++u) {\n"
      << pad << "    const int " << k << " = " << k
      << "0 + u * (int)blockDim.x;\n"
-     << pad << "    const unsigned char *s = ws + 4 * (long long)" << k << ";\n"
+     << pad << "    const unsigned char *s = "
+     << (at.empty() ? "ws + 4 * (long long)" + k : at) << ";\n"
      << pad << "    v[u] = 0;\n"
      << pad << "    if (" << k << " >= " << count << ")\n"
      << pad << "      continue;\n"
@@ -410,28 +454,32 @@ void emitWordStaging(const PeriodGeometry &g, const std::string &pad,
        << pad << "      continue;\n"
        << pad << "    const int w = " << w << ";\n";
   }
-  os << pad << (w.empty() ? "      " : "    ") << "in_s[(" << at << " / " << SW
-     << ") * " << IN << " + " << at << " % " << SW << "] = v[u];\n"
+  os << pad << (w.empty() ? "      " : "    ") << "in_s[(" << to << " / " << SW
+     << ") * " << IN << " + " << to << " % " << SW << "] = v[u];\n"
      << pad << "  }\n"
      << pad << "}\n";
 }
 
-/// The pack's staging of a tile whose spans are one piece from `ws`:
-/// 16-byte loads where `a16` holds (ws 16-byte aligned), else words where
-/// `a4` holds, else bytes; bytes outside [src_lo, src_hi) read as 0.
-void emitTileStaging(const PeriodGeometry &g, const std::string &a16,
-                     const std::string &a4, std::ostream &os) {
+/// The pack's staging of a tile whose spans are one piece from `ws` (or,
+/// `at` given, whose byte x lies at at(x)): 16-byte loads where `a16` holds
+/// (each 16-byte aligned), else words where `a4` holds, else bytes; bytes
+/// outside [src_lo, src_hi) read as 0.
+void emitTileStaging(
+    const PeriodGeometry &g, const std::string &a16, const std::string &a4,
+    std::ostream &os,
+    const std::function<std::string(const std::string &)> &at = nullptr) {
   const int64_t sw = g.span / 4;
   const std::string R = std::to_string(g.rows), SW = std::to_string(sw),
                     IN = std::to_string(g.inRow);
   os << "    // Word i of the tile's source: word i % " << SW << " of row i / "
      << SW << ".\n";
+  const std::string v = "16 * (long long)i", w = "4 * (long long)i";
   emitVectorStaging(
-      g, "(ws + 16 * (long long)i)", "s >= src_lo && s + 16 <= src_hi",
+      g, at ? at(v) : "(ws + " + v + ")", "s >= src_lo && s + 16 <= src_hi",
       "s + b_ >= src_lo && s + b_ < src_hi", a16, "i", "in_s", sw, g.inRow, os);
   os << "    } else {\n"
      << "    // Eight loads in flight a thread.\n";
-  emitWordStaging(g, "    ", "i", R + " * " + SW, a4, "", os);
+  emitWordStaging(g, "    ", "i", R + " * " + SW, a4, "", os, at ? at(w) : "");
   os << "    }\n";
 }
 
@@ -525,6 +573,9 @@ void printPeriodPack(const KernelPlan &plan, const std::string &p,
     os << "    const bool row16 = (((unsigned long long)ws) & 15) == 0;\n"
        << "    const bool row4 = (((unsigned long long)ws) & 3) == 0;\n";
     emitTileStaging(g, "row16", "row4", os);
+    emitTwoRowsOpening(plan, g, "const ", os);
+    emitTileStaging(g, "two16", "two4", os,
+                    [&](const std::string &x) { return twoRowsAt(g, x); });
     os << "    } else {\n";
     emitRowPieceOpening(plan, g, "const ", os);
     emitRowPieceStaging(plan, g, os);
@@ -691,7 +742,15 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
   if (periodRestartsRows(plan)) {
     emitOneRowOpening(plan, g, "", os);
     os << "    const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
-       << wholeTile << "    } else {\n";
+       << wholeTile;
+    // The same stores, word i of the tile at its place in either row.
+    std::string twoRows = wholeTile;
+    const std::string d = "ws + 4 * (long long)k", a4 = "&& dst4";
+    emitTwoRowsOpening(plan, g, "", os);
+    twoRows.replace(twoRows.find(d), d.size(),
+                    twoRowsAt(g, "4 * (long long)k"));
+    twoRows.replace(twoRows.find(a4), a4.size(), "&& two4");
+    os << twoRows << "    } else {\n";
     emitRowPieceOpening(plan, g, "", os);
     os << "      const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
        << "      for (int k = threadIdx.x; k < len * " << SW
