@@ -8,8 +8,6 @@ namespace ddtc {
 
 namespace {
 
-constexpr int64_t kWarp = 32;
-
 /// The largest power of two (<= 16) dividing every value; 16 for none.
 int64_t commonAlignment(const std::vector<int64_t> &values) {
   int64_t w = 16;
@@ -181,7 +179,7 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
   int64_t total = 0;
   for (const WorkUnit &piece : plan.units)
     total += piece.length;
-  int64_t unit = kWarp * plan.width * kChunksPerLane;
+  int64_t unit = kUnitBytes;
   while (total / unit > std::max<int64_t>(maxCutUnits, 1))
     unit *= 2;
   UnitTable units;

@@ -15,8 +15,6 @@ namespace ddtc::rt {
 
 namespace {
 
-constexpr int64_t kWarp = 32;
-
 int64_t saturatingAdd(int64_t a, int64_t b) {
   int64_t r;
   return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
@@ -37,11 +35,10 @@ std::string kernelSymbolPrefix(const std::string &shapeKey) {
 
 int64_t estimateUnits(const CanonicalLayout &layout) {
   // Each run gives at most a prologue, a body and an epilogue; cutting adds
-  // at most one unit per unitBytes (>= 32 x kChunksPerLane bytes) of the
-  // instance, and never more than kMaxCutUnits (cutWorkUnits).
-  const int64_t minUnit = kWarp * kChunksPerLane;
+  // at most one unit per unitBytes (>= kUnitBytes) of the instance, and
+  // never more than kMaxCutUnits (cutWorkUnits).
   return saturatingAdd(saturatingMul(countRuns(layout), 3),
-                       std::min(layout.size / minUnit + 1, kMaxCutUnits));
+                       std::min(layout.size / kUnitBytes + 1, kMaxCutUnits));
 }
 
 bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
@@ -70,7 +67,7 @@ KernelPlan makeUnitsShapePlan(int width, bool chunks) {
   KernelPlan plan;
   plan.family = KernelFamily::Units;
   plan.width = width;
-  plan.unitBytes = kWarp * width * kChunksPerLane;
+  plan.unitBytes = kUnitBytes;
   if (chunks) {
     plan.layout.size = 1;
     plan.units.push_back({0, 0, 1, 0});

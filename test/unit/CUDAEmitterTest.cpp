@@ -161,11 +161,11 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
     EXPECT_EQ(k.source.find("#include"), std::string::npos);
     EXPECT_EQ(k.packName, "ddtc_t_pack");
     EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
-    // Units kernels of a warp a unit bound their registers (6 blocks of 256
+    // Units kernels of a warp a unit bound their registers (4 blocks of 256
     // per SM); the period kernels their block.
     const std::string bounds =
         p.family == KernelFamily::Units && !unitsByChunks(p)
-            ? "__launch_bounds__(256, 6) "
+            ? "__launch_bounds__(256, 4) "
         : isRecordPeriodPlan(p) ? "__launch_bounds__(256) "
                                 : "";
     EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +

@@ -129,16 +129,22 @@ struct KernelPlan {
   std::vector<std::string> notes;
 };
 
-/// Chunks of `width` bytes each lane of a warp moves per work unit: long
-/// enough to hide latency, short enough that a triangle's short columns do
-/// not leave warps idle for long. A work unit is 32 x width x this many
-/// bytes, unless the instance is so large that it would need more than
-/// kMaxCutUnits units (then units double in length until it does not).
+/// 16-byte chunks each lane of a warp moves per work unit, all loaded before
+/// any is stored: long enough to hide the memory's latency, short enough
+/// that a triangle's short columns do not leave warps idle for long.
 constexpr int64_t kChunksPerLane = 4;
+
+/// The length of a work unit: a warp's lanes each move kChunksPerLane
+/// 16-byte chunks, whatever the width, unless the instance is so large that
+/// it would need more than kMaxCutUnits units (then units double in length
+/// until it does not). Units of 32 x width x 4 bytes (1 KiB of doubles, 512
+/// bytes of floats), a chunk a lane per step, waited for the memory once per
+/// step: on an H200 the triangles of floats packed at 0.70 of memcpy.
+constexpr int64_t kUnitBytes = 32 * 16 * kChunksPerLane;
 
 /// The most units the cutting of long pieces adds for one instance: a long
 /// run is a few long units that their warps loop over, not one unit per
-/// 32 x width x kChunksPerLane bytes, so planning never grows with the bytes.
+/// kUnitBytes, so planning never grows with the bytes.
 constexpr int64_t kMaxCutUnits = int64_t(1) << 18;
 
 /// A plan for `layout` with width 1, the units family and no work units:
@@ -154,7 +160,7 @@ KernelPlan makeInitialPlan(const CanonicalLayout &layout);
 bool listPieces(KernelPlan &plan, int64_t &split, std::string &error);
 
 /// Cuts the pieces of plan.units into work units of plan.unitBytes (which
-/// it sets: 32 x width x kChunksPerLane, doubled while the instance would
+/// it sets: kUnitBytes, doubled while the instance would
 /// need more than `maxCutUnits` units) and sets the units family. The units
 /// number at most the pieces plus maxCutUnits. (Tests pass a small
 /// maxCutUnits to get long units from small types.)

@@ -62,11 +62,9 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d) {
 namespace {
 
 /// Threads of a units kernel resident per SM that its launch bounds keep
-/// (6 blocks of 256 of the 2048 an H100 or H200 SM holds).
-constexpr int64_t kUnitsResidentThreads = 1536;
-
-/// Chunks a lane of a units unpack kernel moves per step (emitUnitsKernel).
-constexpr int kUnitsUnpackBatch = 2;
+/// (4 blocks of 256 of the 2048 an H100 or H200 SM holds: 64 registers a
+/// thread, for the kChunksPerLane chunks a lane holds at once).
+constexpr int64_t kUnitsResidentThreads = 1024;
 
 /// Statements, at `indent`, that fill the 16-byte chunk `r` from the words
 /// of `width` (4 or 8) bytes at `src`, a word-aligned address: the same
@@ -717,11 +715,12 @@ void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
 }
 
 void Emitter::emitSignature(bool pack) {
-  // The units kernels keep kUnitsResidentThreads per SM (at most 40
-  // registers a thread): left to itself, ptxas gave them 44 with the word
-  // copies of their edges, one block less per SM, and the large triangles
-  // lost 2-5% on an H200. (Eight blocks, 32 registers, spill; for the
-  // strided kernels that cost 10-35%.)
+  // The units kernels keep kUnitsResidentThreads per SM (at most 64
+  // registers a thread): a lane holds kChunksPerLane chunks at once. Fewer
+  // warps, each with more loads in flight, moved the triangles faster on an
+  // H200 than six blocks of lanes with one or two chunks each (at most 40
+  // registers). (Eight blocks, 32 registers, spill; for the strided kernels
+  // that cost 10-35%.)
   std::string bounds;
   if (plan_.family == KernelFamily::Units)
     bounds = "__launch_bounds__(" + std::to_string(plan_.threadsPerBlock) +
@@ -1231,10 +1230,11 @@ void Emitter::emitUnitsKernel(bool pack) {
     os_ << "    const unsigned char *sa = packed - p.lo;\n"
         << "    unsigned char *da = origin + delta;\n"
         << "    const unsigned char *sa_lo = packed, *sa_hi = sa + p.hi;\n";
-  // The unpack's lanes take two chunks a step, loaded before either is
-  // stored: on an H200 that took lower-8000 from 0.79 to 0.84 of memcpy and
-  // the random hindexed type from 0.69 to 0.74, but cost the packs 2-5%.
-  const int K = pack ? 1 : kUnitsUnpackBatch;
+  // A lane takes kChunksPerLane chunks a step, all loaded before any is
+  // stored: a unit (kUnitBytes) is one step, one wait for the memory. With
+  // units of 32 x width x 4 bytes and a chunk a step, the triangles of
+  // floats packed at 0.70 of memcpy on an H200, 0.88 this way.
+  const int K = kChunksPerLane;
   const std::string KS = std::to_string(K);
   os_ << "    // Lanes take 16-byte chunks aligned at the destination: one "
          "store each,\n"

@@ -18,13 +18,13 @@ ddt.define @strided {
 // A lower triangle of 4x4 doubles: columns of 32, 24, 16 and 8 bytes. Four
 // runs per instance are few enough for the strided family (a record). In
 // the units family (max-point-runs=1) each is one work unit, all shorter
-// than a unit of 32 lanes x 8 bytes x 4 = 1 KiB.
+// than a unit of 32 lanes x 4 chunks of 16 bytes = 2 KiB.
 // CHECK-LABEL: ddt.define @small_triangle
 // CHECK: attributes {family = #ddt.family<strided>, needs_byte_path = false, width = 8 : i64}
 // CHECK-NOT: units
 // UNITS-LABEL: ddt.define @small_triangle
 // UNITS: family = #ddt.family<units>
-// UNITS-SAME: unit_bytes = 1024
+// UNITS-SAME: unit_bytes = 2048
 // UNITS-SAME: units = array<i64: 0, 0, 32, 1, 32, 40, 24, 1, 56, 80, 16, 1, 72, 120, 8, 1>
 ddt.define @small_triangle {
   ddt.layout size 80, lb 0, extent 128 {
