@@ -161,17 +161,20 @@ TEST(CUDAEmitter, SourceIsSelfContained) {
     EXPECT_EQ(k.source.find("#include"), std::string::npos);
     EXPECT_EQ(k.packName, "ddtc_t_pack");
     EXPECT_EQ(k.unpackName, "ddtc_t_unpack");
-    // Units kernels of a warp a unit bound their registers (4 blocks of 256
-    // per SM); the period kernels their block.
-    const std::string bounds =
-        p.family == KernelFamily::Units && !unitsByChunks(p)
-            ? "__launch_bounds__(256, 4) "
-        : isRecordPeriodPlan(p) ? "__launch_bounds__(256) "
-                                : "";
-    EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
+    // Units kernels of a warp a unit bound their registers (the pack 4
+    // blocks of 256 per SM, the unpack 6); the period kernels their block.
+    const bool warpUnits = p.family == KernelFamily::Units && !unitsByChunks(p);
+    auto bounds = [&](const char *units) -> std::string {
+      return warpUnits               ? units
+             : isRecordPeriodPlan(p) ? "__launch_bounds__(256) "
+                                     : "";
+    };
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void " +
+                            bounds("__launch_bounds__(256, 4) ") +
                             "ddtc_t_pack("),
               std::string::npos);
-    EXPECT_NE(k.source.find("extern \"C\" __global__ void " + bounds +
+    EXPECT_NE(k.source.find("extern \"C\" __global__ void " +
+                            bounds("__launch_bounds__(256, 6) ") +
                             "ddtc_t_unpack("),
               std::string::npos);
     EXPECT_EQ(k.takesUnits, p.family == KernelFamily::Units);

@@ -61,10 +61,25 @@ int64_t applyMagicDivisor(int64_t n, const MagicDivisor &d) {
 
 namespace {
 
-/// Threads of a units kernel resident per SM that its launch bounds keep
-/// (4 blocks of 256 of the 2048 an H100 or H200 SM holds: 64 registers a
-/// thread, for the kChunksPerLane chunks a lane holds at once).
-constexpr int64_t kUnitsResidentThreads = 1024;
+/// How the lanes of a units kernel (a warp a unit) move their unit: the
+/// chunks a lane loads before it stores any, and the threads per SM its
+/// launch bounds keep resident, which bounds its registers.
+struct UnitsLanes {
+  int chunks;
+  int64_t residentThreads;
+};
+
+/// The pack: a unit (kUnitBytes) in one step of kChunksPerLane chunks a
+/// lane, four blocks of 256 per SM (64 registers a thread). On an H200 the
+/// triangles of doubles packed at 0.95 of memcpy this way, at 0.87 with
+/// the same units a chunk a step at six blocks per SM, and at 0.83 with
+/// units of 1 KiB (bench/results/2026-11-25-NVIDIA-H200-units).
+constexpr UnitsLanes kUnitsPack{static_cast<int>(kChunksPerLane), 1024};
+
+/// The unpack: two chunks a lane per step, six blocks per SM (40
+/// registers); with four chunks at four blocks it unpacked the triangles
+/// 3-15% slower than this, whose stores leave more warps to issue loads.
+constexpr UnitsLanes kUnitsUnpack{2, 1536};
 
 /// Statements, at `indent`, that fill the 16-byte chunk `r` from the words
 /// of `width` (4 or 8) bytes at `src`, a word-aligned address: the same
@@ -715,18 +730,19 @@ void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
 }
 
 void Emitter::emitSignature(bool pack) {
-  // The units kernels keep kUnitsResidentThreads per SM (at most 64
-  // registers a thread): a lane holds kChunksPerLane chunks at once. Fewer
-  // warps, each with more loads in flight, moved the triangles faster on an
-  // H200 than six blocks of lanes with one or two chunks each (at most 40
-  // registers). (Eight blocks, 32 registers, spill; for the strided kernels
-  // that cost 10-35%.)
+  // The units kernels keep their UnitsLanes' threads per SM, which bounds
+  // the registers a lane has for the chunks it holds at once. Left to
+  // itself, ptxas gave the unpack 44 registers with the word copies of its
+  // edges, one block less per SM, and the large triangles lost 2-5% on an
+  // H200. (Eight blocks, 32 registers, spill; for the strided kernels that
+  // cost 10-35%.)
   std::string bounds;
   if (plan_.family == KernelFamily::Units)
     bounds = "__launch_bounds__(" + std::to_string(plan_.threadsPerBlock) +
              ", " +
              std::to_string(std::max<int64_t>(
-                 1, kUnitsResidentThreads / plan_.threadsPerBlock)) +
+                 1, (pack ? kUnitsPack : kUnitsUnpack).residentThreads /
+                        plan_.threadsPerBlock)) +
              ") ";
   printKernelHead(os_, p_, pack, bounds);
   os_ << "    const " << p_ << "_params p";
@@ -1230,11 +1246,9 @@ void Emitter::emitUnitsKernel(bool pack) {
     os_ << "    const unsigned char *sa = packed - p.lo;\n"
         << "    unsigned char *da = origin + delta;\n"
         << "    const unsigned char *sa_lo = packed, *sa_hi = sa + p.hi;\n";
-  // A lane takes kChunksPerLane chunks a step, all loaded before any is
-  // stored: a unit (kUnitBytes) is one step, one wait for the memory. With
-  // units of 32 x width x 4 bytes and a chunk a step, the triangles of
-  // floats packed at 0.70 of memcpy on an H200, 0.88 this way.
-  const int K = kChunksPerLane;
+  // A lane takes its UnitsLanes' chunks a step, all loaded before any is
+  // stored: each step waits for the memory once.
+  const int K = (pack ? kUnitsPack : kUnitsUnpack).chunks;
   const std::string KS = std::to_string(K);
   os_ << "    // Lanes take 16-byte chunks aligned at the destination: one "
          "store each,\n"
