@@ -25,7 +25,6 @@
 #include "ddtc/Target/CUDA/WindowKernel.h"
 
 #include <cassert>
-#include <functional>
 #include <numeric>
 #include <sstream>
 #include <vector>
@@ -350,18 +349,22 @@ void emitOneRowOpening(const KernelPlan &plan, const PeriodGeometry &g,
 }
 
 /// Where a tile's source lies in two rows (emitTwoRowsOpening): the
-/// address of its byte `x`, an expression of `i`.
-std::string twoRowsAt(const PeriodGeometry &g, const std::string &x) {
-  const std::string split = "t1 * " + std::to_string(g.span) + "ll";
-  return "(" + x + " < " + split + " ? ws + " + x + " : ws2 + (" + x + " - " +
-         split + "))";
+/// address of the tile's word i.
+std::string twoRowsWordAt(const PeriodGeometry &g) {
+  const std::string SW = std::to_string(g.span / 4);
+  return "(i < t1 * " + SW +
+         " ? ws + 4 * (long long)i : ws2 + 4 * (long long)(i - t1 * " + SW +
+         "))";
 }
 
 /// After emitOneRowOpening's block: opens `} else if (<rows at least a tile
 /// long>) {`, where a tile crosses one row end: its periods [0, t1) end
 /// row prow0 at `ws`, the others start the next row at `ws2` (`cv`:
-/// const). `two16` says the tile's 16-byte vectors lie aligned in one row
-/// each, `two4` its words.
+/// const), and `two4` says both are word-aligned. (Staging such tiles 16
+/// bytes a load as well, a second vector loop beside the one-row path's,
+/// packed rows of 300 and 1000 points 10-25% faster but cost a single
+/// row's pack 11-12% on an H200, though it never takes the branch; one
+/// loop for both cases cost the one-row path 14-19%.)
 void emitTwoRowsOpening(const KernelPlan &plan, const PeriodGeometry &g,
                         const char *cv, std::ostream &os) {
   const Segment &seg = plan.layout.segments.front();
@@ -383,11 +386,8 @@ void emitTwoRowsOpening(const KernelPlan &plan, const PeriodGeometry &g,
   os << "    " << cv << "unsigned char *ws = origin + ro0 + col0 * " << g.stride
      << "ll;\n"
      << "    " << cv << "unsigned char *ws2 = origin + ro1;\n"
-     << "    const unsigned long long both = ((unsigned long long)ws) | "
-        "((unsigned long long)ws2);\n"
-     << "    const bool two16 = (both & 15) == 0 && ((t1 * " << g.span
-     << ") & 15) == 0;\n"
-     << "    const bool two4 = (both & 3) == 0;\n";
+     << "    const bool two4 = ((((unsigned long long)ws) | ((unsigned long "
+        "long)ws2)) & 3) == 0;\n";
 }
 
 /// Opens the loop over a tile's periods a row piece at a time (rows that
@@ -460,26 +460,22 @@ void emitWordStaging(const PeriodGeometry &g, const std::string &pad,
      << pad << "}\n";
 }
 
-/// The pack's staging of a tile whose spans are one piece from `ws` (or,
-/// `at` given, whose byte x lies at at(x)): 16-byte loads where `a16` holds
-/// (each 16-byte aligned), else words where `a4` holds, else bytes; bytes
-/// outside [src_lo, src_hi) read as 0.
-void emitTileStaging(
-    const PeriodGeometry &g, const std::string &a16, const std::string &a4,
-    std::ostream &os,
-    const std::function<std::string(const std::string &)> &at = nullptr) {
+/// The pack's staging of a tile whose spans are one piece from `ws`:
+/// 16-byte loads where `a16` holds (ws 16-byte aligned), else words where
+/// `a4` holds, else bytes; bytes outside [src_lo, src_hi) read as 0.
+void emitTileStaging(const PeriodGeometry &g, const std::string &a16,
+                     const std::string &a4, std::ostream &os) {
   const int64_t sw = g.span / 4;
   const std::string R = std::to_string(g.rows), SW = std::to_string(sw),
                     IN = std::to_string(g.inRow);
   os << "    // Word i of the tile's source: word i % " << SW << " of row i / "
      << SW << ".\n";
-  const std::string v = "16 * (long long)i", w = "4 * (long long)i";
   emitVectorStaging(
-      g, at ? at(v) : "(ws + " + v + ")", "s >= src_lo && s + 16 <= src_hi",
+      g, "(ws + 16 * (long long)i)", "s >= src_lo && s + 16 <= src_hi",
       "s + b_ >= src_lo && s + b_ < src_hi", a16, "i", "in_s", sw, g.inRow, os);
   os << "    } else {\n"
      << "    // Eight loads in flight a thread.\n";
-  emitWordStaging(g, "    ", "i", R + " * " + SW, a4, "", os, at ? at(w) : "");
+  emitWordStaging(g, "    ", "i", R + " * " + SW, a4, "", os);
   os << "    }\n";
 }
 
@@ -574,8 +570,9 @@ void printPeriodPack(const KernelPlan &plan, const std::string &p,
        << "    const bool row4 = (((unsigned long long)ws) & 3) == 0;\n";
     emitTileStaging(g, "row16", "row4", os);
     emitTwoRowsOpening(plan, g, "const ", os);
-    emitTileStaging(g, "two16", "two4", os,
-                    [&](const std::string &x) { return twoRowsAt(g, x); });
+    os << "    // Eight loads in flight a thread.\n";
+    emitWordStaging(g, "    ", "i", R + " * " + f.SW, "two4", "", os,
+                    twoRowsWordAt(g));
     os << "    } else {\n";
     emitRowPieceOpening(plan, g, "const ", os);
     emitRowPieceStaging(plan, g, os);
@@ -747,8 +744,7 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
     std::string twoRows = wholeTile;
     const std::string d = "ws + 4 * (long long)k", a4 = "&& dst4";
     emitTwoRowsOpening(plan, g, "", os);
-    twoRows.replace(twoRows.find(d), d.size(),
-                    twoRowsAt(g, "4 * (long long)k"));
+    twoRows.replace(twoRows.find(d), d.size(), twoRowsWordAt(g));
     twoRows.replace(twoRows.find(a4), a4.size(), "&& two4");
     os << twoRows << "    } else {\n";
     emitRowPieceOpening(plan, g, "", os);
