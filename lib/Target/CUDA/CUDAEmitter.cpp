@@ -732,10 +732,10 @@ void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
 void Emitter::emitSignature(bool pack) {
   // The units kernels keep their UnitsLanes' threads per SM, which bounds
   // the registers a lane has for the chunks it holds at once. Left to
-  // itself, ptxas gave the unpack 44 registers with the word copies of its
-  // edges, one block less per SM, and the large triangles lost 2-5% on an
-  // H200. (Eight blocks, 32 registers, spill; for the strided kernels that
-  // cost 10-35%.)
+  // itself, ptxas gave them 44 registers with the word copies of their
+  // edges when a lane held one chunk, one block less per SM, and the large
+  // triangles lost 2-5% on an H200. (Eight blocks, 32 registers, spill; for
+  // the strided kernels that cost 10-35%.)
   std::string bounds;
   if (plan_.family == KernelFamily::Units)
     bounds = "__launch_bounds__(" + std::to_string(plan_.threadsPerBlock) +

@@ -362,7 +362,7 @@ std::string twoRowsWordAt(const PeriodGeometry &g) {
 /// row prow0 at `ws`, the others start the next row at `ws2` (`cv`:
 /// const), and `two4` says both are word-aligned. (Staging such tiles 16
 /// bytes a load as well, a second vector loop beside the one-row path's,
-/// packed rows of 300 and 1000 points 10-25% faster but cost a single
+/// packed rows of 300 and 1000 points 8-30% faster but cost a single
 /// row's pack 11-12% on an H200, though it never takes the branch; one
 /// loop for both cases cost the one-row path 14-19%.)
 void emitTwoRowsOpening(const KernelPlan &plan, const PeriodGeometry &g,
