@@ -600,7 +600,35 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        "1, 7, 5], [1, 5, 9, 17, 19, 31, 36, 46, 52, 54, 61, 72, 75, 84, 88, "
        "90, 99], char))",
        300},
+      // Work units of 2 KiB a warp: long blocks of bytes at odd places and
+      // of ints past a word (units of several steps, chunks cut at both
+      // ends); a triangle of doubles below.
+      {"hindexed([917, 497, 2494, 1797, 2378, 453, 2076, 586, 671, 2038, "
+       "807, 553, 503, 490, 845, 2016, 782, 1040, 1069, 699], [2, 926, "
+       "1425, 3921, 5719, 8101, 8556, 10639, 11229, 11909, 13948, 14759, "
+       "15319, 15826, 16325, 17175, 19194, 19981, 21023, 22098], char)",
+       2},
+      {"indexed([164, 161, 310, 796, 537, 576, 564, 406, 284, 183, 407, "
+       "606, 846, 394, 174, 624, 268, 255, 531, 784], [3, 172, 338, 652, "
+       "1453, 1993, 2574, 3141, 3549, 3835, 4023, 4435, 5044, 5894, 6293, "
+       "6468, 7096, 7367, 7626, 8158], int)",
+       3},
+      // Rows of 300 points of 3 floats of every 4, longer than a period
+      // tile: tiles across a row end load both rows' words together.
+      {"hvector(6, 1, 4864, vector(300, 3, 4, float))", 2},
+      {"hvector(5, 1, 4868, vector(300, 3, 4, float))", 2},
   };
+  {
+    // The lower triangle of a 200 x 200 matrix of doubles: work units of
+    // up to 1600 bytes, a warp each.
+    std::string lengths, displacements;
+    for (int j = 0; j < 200; ++j) {
+      lengths += (j ? ", " : "") + std::to_string(200 - j);
+      displacements += (j ? ", " : "") + std::to_string(j * 201);
+    }
+    types.push_back(
+        {"indexed([" + lengths + "], [" + displacements + "], double)", 2});
+  }
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
     std::mt19937_64 rng(randomCaseSeed(seed, static_cast<uint64_t>(i)));
