@@ -78,32 +78,34 @@ def triangles():
     return out
 
 
+def struct_array(name, struct, extent, runs):
+    """An array of structs, the spec `struct` (of struct `p`, `extent` bytes
+    apart) packed as its `runs` ([offset, length] in each struct)."""
+    count = PACKED // sum(n for _, n in runs)
+    return {
+        "name": name, "group": "struct",
+        "spec": (f"p = {struct}\n"
+                 f"t = contiguous({count}, resized(0, {extent}, p))"),
+        "offset": 0, "count": 1,
+        "torch": {"kind": "runs", "runs": runs, "period": extent,
+                  "count": count},
+    }
+
+
 def others():
     out = []
     # An array of particle structs: 3 double positions, 3 float velocities,
     # an int id, a char flag; sizeof 48 with padding. Pack all fields.
-    count = PACKED // 41
-    out.append({
-        "name": "particles", "group": "struct",
-        "spec": ("p = struct([3, 3, 1, 1], [0, 24, 36, 40], "
-                 "[double, float, int, char])\n"
-                 f"t = contiguous({count}, resized(0, 48, p))"),
-        "offset": 0, "count": 1,
-        "torch": {"kind": "runs", "runs": [[0, 40], [40, 1]], "period": 48,
-                  "count": count},
-    })
+    out.append(struct_array(
+        "particles",
+        "struct([3, 3, 1, 1], [0, 24, 36, 40], [double, float, int, char])",
+        48, [[0, 40], [40, 1]]))
     # The positions and ids of the same particles, their velocities and
     # flags left out (a struct's fields with gaps: two runs per struct), as
     # one type of all the structs.
-    count = PACKED // 28
-    out.append({
-        "name": "particle-fields", "group": "struct",
-        "spec": ("p = struct([3, 1], [0, 36], [double, int])\n"
-                 f"t = contiguous({count}, resized(0, 48, p))"),
-        "offset": 0, "count": 1,
-        "torch": {"kind": "runs", "runs": [[0, 24], [36, 4]], "period": 48,
-                  "count": count},
-    })
+    out.append(struct_array("particle-fields",
+                            "struct([3, 1], [0, 36], [double, int])", 48,
+                            [[0, 24], [36, 4]]))
     # Single runs shorter than a 16-byte chunk: three floats of every four
     # (the positions of float4 points) and of every five, and a double and a
     # char of each 16-byte struct.
@@ -117,15 +119,9 @@ def others():
             "torch": {"kind": "runs", "runs": [[0, elems * size]],
                       "period": (elems + gap) * size, "count": count},
         })
-    count = PACKED // 9
-    out.append({
-        "name": "double-char", "group": "struct",
-        "spec": ("p = struct([1, 1], [0, 8], [double, char])\n"
-                 f"t = contiguous({count}, resized(0, 16, p))"),
-        "offset": 0, "count": 1,
-        "torch": {"kind": "runs", "runs": [[0, 9]], "period": 16,
-                  "count": count},
-    })
+    out.append(struct_array("double-char",
+                            "struct([1, 1], [0, 8], [double, char])", 16,
+                            [[0, 9]]))
     # Rows of 1000 of the particle-fields structs, a row every 49152 bytes
     # (rows of a padded 2-d array of structs).
     rows = PACKED // (28 * 1000)
