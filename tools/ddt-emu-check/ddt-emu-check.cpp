@@ -666,8 +666,8 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   }
   std::printf(
       "kernels: %lld strided (%lld window pack (%lld of records, "
-      "%lld packed and unpacked by their period, %lld of them by row "
-      "pieces), "
+      "%lld packed and unpacked by their period, %lld of them in rows that "
+      "restart), "
       "%lld run-aligned unpack (%lld of records), %lld batched "
       "gather, %lld unpack filling sectors, %lld with records), %lld "
       "units (%lld a chunk a thread), %lld tile\n",

@@ -310,6 +310,18 @@ struct PeriodFigures {
   std::string SPAN; ///< bytes of a span
 };
 
+/// Prints `inst<x>` and `ro<x>` of row `row` of a two-dimensional nest
+/// (rows of the outer dimension, p.s0_n0 an instance): its instance and
+/// its origin offset.
+void emitOuterRowOrigin(const std::string &row, const std::string &x,
+                        const std::string &pad, std::ostream &os) {
+  os << pad << "const long long inst" << x << " = ddtc_div(" << row
+     << ", p.s0_n0_mul, p.s0_n0_shift);\n"
+     << pad << "const long long ro" << x << " = p.s0_base + inst" << x
+     << " * p.extent +\n"
+     << pad << "    (" << row << " - inst" << x << " * p.s0_n0) * p.s0_st0;\n";
+}
+
 /// Prints `prow<x>`, `col<x>` and `ro<x>` of point `pt`: its row (over
 /// all instances), its place in the row and the row's origin offset.
 void emitRowOfPoint(const KernelPlan &plan, const std::string &pt,
@@ -321,17 +333,11 @@ void emitRowOfPoint(const KernelPlan &plan, const std::string &pt,
      << "_mul, " << n << "_shift);\n"
      << pad << "const long long col" << x << " = " << pt << " - prow" << x
      << " * " << n << ";\n";
-  if (seg.dims.size() == 1) {
+  if (seg.dims.size() == 1)
     os << pad << "const long long ro" << x << " = p.s0_base + prow" << x
        << " * p.extent;\n";
-  } else {
-    os << pad << "const long long inst" << x << " = ddtc_div(prow" << x
-       << ", p.s0_n0_mul, p.s0_n0_shift);\n"
-       << pad << "const long long ro" << x << " = p.s0_base + inst" << x
-       << " * p.extent +\n"
-       << pad << "    (prow" << x << " - inst" << x
-       << " * p.s0_n0) * p.s0_st0;\n";
-  }
+  else
+    emitOuterRowOrigin("prow" + x, x, pad, os);
 }
 
 /// Opens `if (<the tile's periods lie in one row>) {` (rows that restart,
@@ -375,14 +381,10 @@ void emitTwoRowsOpening(const KernelPlan &plan, const PeriodGeometry &g,
      << "    // next, their loads issued together.\n"
      << "    const int t1 = (int)((" << n << " - col0) / " << g.points
      << ");\n";
-  if (seg.dims.size() == 1) {
+  if (seg.dims.size() == 1)
     os << "    const long long ro1 = ro0 + p.extent;\n";
-  } else {
-    os << "    const long long inst1 = ddtc_div(prow0 + 1, p.s0_n0_mul, "
-          "p.s0_n0_shift);\n"
-       << "    const long long ro1 = p.s0_base + inst1 * p.extent +\n"
-       << "        (prow0 + 1 - inst1 * p.s0_n0) * p.s0_st0;\n";
-  }
+  else
+    emitOuterRowOrigin("prow0 + 1", "1", "    ", os);
   os << "    " << cv << "unsigned char *ws = origin + ro0 + col0 * " << g.stride
      << "ll;\n"
      << "    " << cv << "unsigned char *ws2 = origin + ro1;\n"
@@ -720,46 +722,47 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
      << "    // tile that [lo, hi) cuts, only those of its packed bytes.\n"
      << "    const bool whole = a == t0 && b == t0 + tb;\n";
   // Word i of the tile (k of its row piece) to d.
-  const std::string store =
-      "      const int row = i / " + SW + ", c = i % " + SW + ";\n" +
-      "      const unsigned m = mask_s[c];\n" + "      if (m == 0)\n" +
-      "        continue;\n" + "      const unsigned v = in_s[row * " + IN +
-      " + c];\n" + "      unsigned char *d = ws + 4 * (long long)k;\n" +
-      "      if (whole && m == 15 && dst4) {\n" +
-      "        *(unsigned *)d = v;\n" + "        continue;\n" + "      }\n" +
-      "      const long long y0 = t0 + (long long)row * " +
-      std::to_string(g.packed) + ";\n" + "      #pragma unroll\n" +
-      "      for (int k = 0; k < 4; ++k) {\n" +
-      "        const long long y = y0 + pos_s[4 * c + k];\n" +
-      "        if (((m >> k) & 1) && y >= a && y < b)\n" +
-      "          d[k] = (unsigned char)(v >> (8 * k));\n" + "      }\n";
-  const std::string wholeTile = "    for (int i = threadIdx.x; i < " + R +
-                                " * " + SW + "; i += blockDim.x) {\n" +
-                                "      const int k = i;\n" + store + "    }\n";
+  // Its destination at `at`, whole words stored as one where `aligned`.
+  auto store = [&](const std::string &at, const std::string &aligned) {
+    return "      const int row = i / " + SW + ", c = i % " + SW + ";\n" +
+           "      const unsigned m = mask_s[c];\n" + "      if (m == 0)\n" +
+           "        continue;\n" + "      const unsigned v = in_s[row * " + IN +
+           " + c];\n" + "      unsigned char *d = " + at + ";\n" +
+           "      if (whole && m == 15 && " + aligned + ") {\n" +
+           "        *(unsigned *)d = v;\n" + "        continue;\n" +
+           "      }\n" + "      const long long y0 = t0 + (long long)row * " +
+           std::to_string(g.packed) + ";\n" + "      #pragma unroll\n" +
+           "      for (int k = 0; k < 4; ++k) {\n" +
+           "        const long long y = y0 + pos_s[4 * c + k];\n" +
+           "        if (((m >> k) & 1) && y >= a && y < b)\n" +
+           "          d[k] = (unsigned char)(v >> (8 * k));\n" + "      }\n";
+  };
+  const std::string inRow = "ws + 4 * (long long)k";
+  auto wholeTile = [&](const std::string &at, const std::string &aligned) {
+    return "    for (int i = threadIdx.x; i < " + R + " * " + SW +
+           "; i += blockDim.x) {\n" + "      const int k = i;\n" +
+           store(at, aligned) + "    }\n";
+  };
   if (periodRestartsRows(plan)) {
     emitOneRowOpening(plan, g, "", os);
     os << "    const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
-       << wholeTile;
+       << wholeTile(inRow, "dst4");
     // The same stores, word i of the tile at its place in either row.
-    std::string twoRows = wholeTile;
-    const std::string d = "ws + 4 * (long long)k", a4 = "&& dst4";
     emitTwoRowsOpening(plan, g, "", os);
-    twoRows.replace(twoRows.find(d), d.size(), twoRowsWordAt(g));
-    twoRows.replace(twoRows.find(a4), a4.size(), "&& two4");
-    os << twoRows << "    } else {\n";
+    os << wholeTile(twoRowsWordAt(g), "two4") << "    } else {\n";
     emitRowPieceOpening(plan, g, "", os);
     os << "      const bool dst4 = (((unsigned long long)ws) & 3) == 0;\n"
        << "      for (int k = threadIdx.x; k < len * " << SW
        << "; k += blockDim.x) {\n"
        << "      const int i = t * " << SW << " + k;\n"
-       << store << "      }\n"
+       << store(inRow, "dst4") << "      }\n"
        << "      t += len;\n"
        << "    }\n"
        << "    }\n";
   } else {
     os << "    unsigned char *ws = origin + p.s0_base + tile * (" << R
        << "ll * " << SPAN << ");\n"
-       << wholeTile;
+       << wholeTile(inRow, "dst4");
   }
   os << "  }\n"
      << "}\n\n";

@@ -780,9 +780,10 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   std::printf("window packs (dense records) served %d type(s), %d of "
               "them of several runs per nest point\n",
               windowTypes, recordWindowTypes);
-  std::printf("period kernels (records and short single runs, a period of "
-              "points a thread) served %d type(s), %d of them by row pieces\n",
-              periodTypes, periodRowTypes);
+  std::printf(
+      "period kernels (records and short single runs, a period of "
+      "points a thread) served %d type(s), %d of them in rows that restart\n",
+      periodTypes, periodRowTypes);
   std::printf("batched gather kernels (two chunks a thread) served %d "
               "type(s)\n",
               batchedTypes);

@@ -54,10 +54,12 @@ bool isRecordPeriodPlan(const KernelPlan &plan);
 
 /// Whether a period plan's rows restart: instances a vector's trailing gap
 /// apart, or the rows of an outer dimension (at most one), so that the
-/// points are not one row at one stride. Its kernels take the tile's
-/// periods a row piece at a time, a period never crossing a row (the
-/// innermost count is a multiple of its points), and its launch
-/// parameters carry a divisor of the first dimension's count too.
+/// points are not one row at one stride. Its kernels find each tile's row:
+/// a tile inside one row goes as one span, a tile across the end of a row
+/// at least a tile long as two, any other a row piece at a time; a period
+/// never crosses a row (the innermost count is a multiple of its points),
+/// and the launch parameters carry a divisor of the first dimension's
+/// count too.
 bool periodRestartsRows(const KernelPlan &plan);
 
 /// The period of a plan that isRecordPeriodPlan.
