@@ -22,11 +22,13 @@
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #ifndef DDTC_VERSION
@@ -43,6 +45,39 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - t0)
       .count();
+}
+
+/// What the calling thread has used so far: a compile whose wall time far
+/// exceeds its CPU time waited (for memory, a lock, the scheduler), which
+/// the verbose log then shows.
+struct ThreadUsage {
+  double cpuMs = 0;
+  long minorFaults = 0, majorFaults = 0, involuntarySwitches = 0;
+
+  static ThreadUsage now() {
+    ThreadUsage u;
+    struct rusage r;
+    if (getrusage(RUSAGE_THREAD, &r) != 0)
+      return u;
+    u.cpuMs = (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 +
+              (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
+    u.minorFaults = r.ru_minflt;
+    u.majorFaults = r.ru_majflt;
+    u.involuntarySwitches = r.ru_nivcsw;
+    return u;
+  }
+};
+
+std::string usageSince(const ThreadUsage &u0) {
+  ThreadUsage u = ThreadUsage::now();
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "%.1f ms of CPU, %ld page faults (%ld from disk), %ld "
+                "preemptions",
+                u.cpuMs - u0.cpuMs, u.minorFaults - u0.minorFaults,
+                u.majorFaults - u0.majorFaults,
+                u.involuntarySwitches - u0.involuntarySwitches);
+  return text;
 }
 
 /// The options NVRTC is called with for sm_`arch` (those NVRTCCompiler
@@ -310,10 +345,12 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
     publish(e, EntryState::Failed);
     return;
   }
+  const ThreadUsage u0 = ThreadUsage::now();
   auto t0 = std::chrono::steady_clock::now();
   NVRTCResult r = nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
                                  std::to_string(e.arch));
   double ms = msSince(t0);
+  const std::string usage = usageSince(u0);
   // Now NVRTC has registered its teardown: a handler registered after it
   // runs before it.
   static std::once_flag afterFirstCompile;
@@ -334,7 +371,7 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   e.compileMs = ms;
   e.origin = DDTC_KERNEL_COMPILED;
   logVerbose("compiled the " + describeEntry(e) + " in " + std::to_string(ms) +
-             " ms");
+             " ms (" + usage + ")");
   if (useDisk) {
     const DiskCache &d = disk();
     if (d.usable()) {

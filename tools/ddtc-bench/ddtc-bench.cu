@@ -386,7 +386,10 @@ int usage() {
       "unpacked bytes against the reference. FILE.tsv comes from\n"
       "`python3 bench/layouts.py --tsv`. The JIT figures are cold when\n"
       "DDTC_CACHE_DIR is a new, empty folder\n"
-      "(bench/run-gpu.sh makes one).\n"
+      "(bench/run-gpu.sh makes one); the driver's compute cache, which\n"
+      "keeps the machine code of NVRTC's compiles, is turned off\n"
+      "(CUDA_CACHE_DISABLE=1) unless CUDA_CACHE_DISABLE or CUDA_CACHE_PATH\n"
+      "is set.\n"
       "The traffic ratio is the time cudaMemcpy needs to move the DRAM\n"
       "traffic a layout forces over the kernel's time. The strided side is\n"
       "read in aligned granules of --read-granule bytes (default 64: a\n"
@@ -569,6 +572,17 @@ int main(int argc, char **argv) {
     std::puts("ddtc-bench: no CUDA device");
     return 77;
   }
+  // NVRTC hands the PTX of a compile to the driver, whose compute cache
+  // (~/.nv/ComputeCache) keeps the machine code it made. Any earlier
+  // process on the machine that compiled the same kernel (the GPU tests do)
+  // turns a compile into a cache hit: 20-30 ms instead of 450-1150 ms on an
+  // H200 host. The JIT figures are meant cold, so the cache is off here
+  // unless the caller chose a setting. Set before the driver starts.
+  const char *computeCache = "off (set by ddtc-bench)";
+  if (std::getenv("CUDA_CACHE_DISABLE") || std::getenv("CUDA_CACHE_PATH"))
+    computeCache = "as the environment set it";
+  else
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
   CHECK_CUDA(cudaSetDevice(0));
   CHECK_CUDA(cudaFree(nullptr));
   if (calibrate)
@@ -601,6 +615,7 @@ int main(int argc, char **argv) {
   std::map<std::string, double> global;
   std::map<std::string, std::string> globalText;
   recordTrafficModel(traffic, global, globalText);
+  globalText["driver_compute_cache"] = computeCache;
   // The empty kernel: a single launch waited for, and back-to-back launches.
   global["empty_kernel_us"] = timeUs([] { emptyKernel<<<1, 32>>>(); }, 200, 20);
   {
