@@ -82,9 +82,9 @@ step() {
 
 # Waits (up to 60 s) until no process holds a context on the GPU: a bench
 # part that follows a process stopped by a Yaksa time-out would otherwise
-# start while the driver still tears down that process's stuck kernel, and
-# its first module loads wait for it (its first cold compile took 345-542 ms
-# there, 19-75 ms in a fresh process on an idle GPU).
+# start while the driver still tears down that process's stuck kernel.
+# (The slow first compiles once blamed on this, 345-542 ms, were cold
+# compiles: the faster ones were hits of the driver's compute cache.)
 wait_gpu_idle() {
   command -v nvidia-smi >/dev/null || return 0
   local t0=$SECONDS apps
