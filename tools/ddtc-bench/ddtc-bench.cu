@@ -29,13 +29,14 @@
 #include "ddtc/Core/Typemap.h"
 #include "ddtc/ddtc.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -458,10 +459,11 @@ double numberArg(const char *option, const char *text, double lo, double hi) {
 /// NVRTC hands the PTX of a compile to the driver, whose compute cache
 /// (~/.nv/ComputeCache) keeps the machine code it made. Any earlier process
 /// on the machine that compiled the same kernel (the GPU tests do) turns a
-/// compile into a cache hit: 20-30 ms instead of 450-1300 ms on an H200
-/// host. The JIT figures are meant cold, so the bench runs with the cache
-/// off unless the caller chose a setting. The driver reads the setting when
-/// it is loaded, before main, so the bench starts itself again with it.
+/// compile into a cache hit: 20-35 ms instead of 0.1-1.3 s on an H200 host.
+/// The JIT figures are meant cold, so the bench runs with the cache off
+/// unless the caller chose a setting. Set inside main, the setting came too
+/// late (the compiles still hit the cache), so the bench starts itself again
+/// with it in its environment.
 constexpr const char *kCacheMark = "DDTC_BENCH_SET_CUDA_CACHE";
 
 bool computeCacheSetByBench() { return std::getenv(kCacheMark) != nullptr; }
