@@ -165,8 +165,9 @@ int deviceArch() {
 }
 
 Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
-                  const void *image, const std::string &packName,
-                  const std::string &unpackName, const LoadedModule *&out) {
+                  const void *image, const void *unpackImage,
+                  const std::string &packName, const std::string &unpackName,
+                  const LoadedModule *&out) {
   std::lock_guard<std::mutex> lock(dc.m);
   auto it = dc.modules.find(id);
   if (it != dc.modules.end()) {
@@ -179,14 +180,28 @@ Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
   if (rc != CUDA_SUCCESS)
     return driverError(api, "cuModuleLoadData", rc);
   ++stats().moduleLoads;
+  m.unpackModule = m.module;
+  if (unpackImage) {
+    rc = api.cuModuleLoadData(&m.unpackModule, unpackImage);
+    if (rc != CUDA_SUCCESS) {
+      api.cuModuleUnload(m.module);
+      return driverError(api, "cuModuleLoadData", rc);
+    }
+    ++stats().moduleLoads;
+  }
+  const std::string *missing = &packName;
   rc = api.cuModuleGetFunction(&m.pack, m.module, packName.c_str());
-  if (rc == CUDA_SUCCESS)
-    rc = api.cuModuleGetFunction(&m.unpack, m.module, unpackName.c_str());
+  if (rc == CUDA_SUCCESS) {
+    missing = &unpackName;
+    rc = api.cuModuleGetFunction(&m.unpack, m.unpackModule, unpackName.c_str());
+  }
   if (rc != CUDA_SUCCESS) {
     api.cuModuleUnload(m.module);
+    if (m.unpackModule != m.module)
+      api.cuModuleUnload(m.unpackModule);
     return Status::error(DDTC_ERROR_INTERNAL,
                          describeError(api, "cuModuleGetFunction", rc) +
-                             " (kernel " + packName + ")");
+                             " (kernel " + *missing + ")");
   }
   out = &dc.modules.emplace(id, m).first->second;
   return Status::success();

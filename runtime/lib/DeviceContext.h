@@ -23,7 +23,8 @@
 namespace ddtc::rt {
 
 struct LoadedModule {
-  cu::CUmodule module = nullptr;
+  /// The unpack kernel's module is `module` unless it was compiled apart.
+  cu::CUmodule module = nullptr, unpackModule = nullptr;
   cu::CUfunction pack = nullptr, unpack = nullptr;
 };
 
@@ -58,10 +59,13 @@ Status currentContext(const cu::DriverAPI &api, const void *hint,
 int deviceArch();
 
 /// Loads `image` (a cubin, or NUL-terminated PTX) into `dc` once under
-/// `id`, and finds its two kernels.
+/// `id`, and finds its two kernels; or, with `unpackImage`, the pack kernel
+/// in `image` and the unpack kernel in `unpackImage` (kernels compiled
+/// apart).
 Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
-                  const void *image, const std::string &packName,
-                  const std::string &unpackName, const LoadedModule *&out);
+                  const void *image, const void *unpackImage,
+                  const std::string &packName, const std::string &unpackName,
+                  const LoadedModule *&out);
 
 /// Copies the work-unit table of a plan (its units, which lie in memory as
 /// the table's words) to new device memory of `dc` (the call returns once

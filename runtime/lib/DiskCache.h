@@ -17,8 +17,9 @@
 
 namespace ddtc::rt {
 
-/// Bump when the entry layout or the meaning of keys changes.
-constexpr uint32_t kCacheFormatVersion = 1;
+/// Bump when the entry layout or the meaning of keys changes (2: a kernel
+/// entry's payload holds the pack's and the unpack's cubin, joinImages).
+constexpr uint32_t kCacheFormatVersion = 2;
 
 class DiskCache {
 public:

@@ -30,6 +30,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <system_error>
 
 #ifndef DDTC_VERSION
 #error "DDTC_VERSION must be defined by the build"
@@ -45,6 +47,24 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - t0)
       .count();
+}
+
+/// A disk entry's payload: kImagesMagic, then the pack's and the unpack's
+/// cubin, each after its size in 8 bytes (little-endian).
+constexpr char kImagesMagic[8] = {'d', 'd', 't', 'c', 'k', 'e', 'r', '2'};
+
+void appendSize(std::string &out, uint64_t n) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>(n >> (8 * i)));
+}
+
+/// The size at `at` (which must leave 8 bytes), moving `at` past it.
+uint64_t readSize(const std::string &in, size_t &at) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= uint64_t(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  at += 8;
+  return n;
 }
 
 /// What the calling thread has used so far: a compile whose wall time far
@@ -152,6 +172,36 @@ struct MainThreadExitGuard {
 
 } // namespace
 
+std::string joinImages(const std::string &pack, const std::string &unpack) {
+  std::string out(kImagesMagic, sizeof kImagesMagic);
+  out.reserve(out.size() + 16 + pack.size() + unpack.size());
+  appendSize(out, pack.size());
+  out += pack;
+  appendSize(out, unpack.size());
+  out += unpack;
+  return out;
+}
+
+bool splitImages(const std::string &payload, std::string &pack,
+                 std::string &unpack) {
+  size_t at = sizeof kImagesMagic;
+  if (payload.size() < at + 8 ||
+      std::memcmp(payload.data(), kImagesMagic, at) != 0)
+    return false;
+  const uint64_t packSize = readSize(payload, at);
+  if (packSize == 0 || packSize > payload.size() - at ||
+      payload.size() - at - packSize < 8)
+    return false;
+  const size_t packAt = at;
+  at += packSize;
+  const uint64_t unpackSize = readSize(payload, at);
+  if (unpackSize == 0 || unpackSize != payload.size() - at)
+    return false;
+  pack.assign(payload, packAt, packSize);
+  unpack.assign(payload, at, unpackSize);
+  return true;
+}
+
 Stats &stats() { return gStats; }
 
 void publish(KernelEntry &e, EntryState state) {
@@ -216,7 +266,12 @@ bool KernelCache::lookUp(KernelEntry &e, const DiskCache &d) {
   std::string payload, why;
   switch (d.load(e.key, payload, why)) {
   case DiskCache::Lookup::Hit:
-    e.binary = std::move(payload);
+    if (!splitImages(payload, e.binary, e.unpackBinary)) {
+      ++stats().diskRejected;
+      logVerbose("disk cache entry ignored, compiling again: " +
+                 d.entryPath(e.key) + " does not hold two kernel images");
+      return false;
+    }
     e.diskLoadMs = msSince(t0);
     e.origin = DDTC_KERNEL_DISK;
     ++stats().diskHits;
@@ -347,8 +402,28 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   }
   const ThreadUsage u0 = ThreadUsage::now();
   auto t0 = std::chrono::steady_clock::now();
-  NVRTCResult r = nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
-                                 std::to_string(e.arch));
+  // The two kernels compile as two programs at once, each with the other
+  // left out: the same machine code as one program of both, in the time
+  // of the slower kernel instead of the sum (compiles are CPU bound).
+  const auto compileOne = [&](bool pack) {
+    return nvrtc->compile(
+        e.source, e.prefix + ".cu", NVRTCOutput::Cubin, std::to_string(e.arch),
+        {std::string("-D") + (pack ? kSkipUnpackMacro : kSkipPackMacro)});
+  };
+  NVRTCResult unpack;
+  std::thread unpackThread;
+  try {
+    unpackThread = std::thread([&] { unpack = compileOne(false); });
+  } catch (const std::system_error &) {
+    // No thread to spare: one after the other.
+  }
+  NVRTCResult r = compileOne(true);
+  if (unpackThread.joinable())
+    unpackThread.join();
+  else
+    unpack = compileOne(false);
+  if (r.ok && !unpack.ok)
+    r = std::move(unpack);
   double ms = msSince(t0);
   const std::string usage = usageSince(u0);
   // Now NVRTC has registered its teardown: a handler registered after it
@@ -368,10 +443,11 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   ++stats().nvrtcCompiles;
   stats().compileMicros += static_cast<int64_t>(ms * 1000);
   e.binary = std::move(r.binary);
+  e.unpackBinary = std::move(unpack.binary);
   e.compileMs = ms;
   e.origin = DDTC_KERNEL_COMPILED;
   logVerbose("compiled the " + describeEntry(e) + " in " + std::to_string(ms) +
-             " ms (" + usage + ")");
+             " ms (pack and unpack at once; the pack's thread: " + usage + ")");
   if (useDisk) {
     const DiskCache &d = disk();
     if (d.usable()) {
@@ -385,7 +461,7 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
         meta += " " + o;
       meta += "\n";
       std::string why;
-      if (d.store(key, meta, e.binary, why))
+      if (d.store(key, meta, joinImages(e.binary, e.unpackBinary), why))
         ++stats().diskWrites;
       else
         logVerbose("cannot write the disk cache: " + why);
@@ -500,13 +576,18 @@ void KernelCache::resetForTesting() {
 }
 
 Status KernelCache::compileForTesting(const std::string &source,
-                                      const std::string &prefix, int arch) {
+                                      const std::string &prefix, int arch,
+                                      std::string *pack, std::string *unpack) {
   KernelEntry e;
   e.shape = "test";
   e.arch = arch;
   e.prefix = prefix;
   e.source = source;
   get().compile(e, /*useDisk=*/false);
+  if (pack)
+    *pack = e.binary;
+  if (unpack)
+    *unpack = e.unpackBinary;
   return e.ready() ? Status::success() : e.failure;
 }
 

@@ -52,8 +52,12 @@ struct KernelEntry {
   /// Held by the thread that created the entry until it is queued; then
   /// set by whoever takes the compile (a worker or a waiting caller).
   std::atomic<bool> claimed{false};
-  /// Written before state leaves Pending, read only after.
-  std::string binary; ///< the cubin
+  /// Written before state leaves Pending, read only after: the image of
+  /// both kernels (built-in kernels), or of the pack kernel when
+  /// unpackBinary holds the unpack kernel's (compiled kernels, compiled
+  /// apart).
+  std::string binary;
+  std::string unpackBinary;
   ddtc_kernel_origin origin = DDTC_KERNEL_NONE;
   Status failure;
   double compileMs = 0, diskLoadMs = 0;
@@ -122,9 +126,12 @@ public:
   void resetForTesting();
 
   /// Compiles `source` (kernel names `prefix`_pack/_unpack) for sm_`arch`
-  /// as an entry would be; for tests of the error path.
+  /// as an entry would be, its two images in `pack` and `unpack` when
+  /// given; for tests.
   static Status compileForTesting(const std::string &source,
-                                  const std::string &prefix, int arch);
+                                  const std::string &prefix, int arch,
+                                  std::string *pack = nullptr,
+                                  std::string *unpack = nullptr);
 
   /// The name of the note in the cache folder that records the version of
   /// the NVRTC last loaded by a process using it.
@@ -179,6 +186,13 @@ private:
   bool stopping_ = false;
   bool exitHandlerRegistered_ = false;
 };
+
+/// The disk payload of a compiled entry: its two cubins in one string.
+std::string joinImages(const std::string &pack, const std::string &unpack);
+/// The two cubins of a payload joinImages made; false (and nothing set)
+/// when `payload` is not one.
+bool splitImages(const std::string &payload, std::string &pack,
+                 std::string &unpack);
 
 /// Sets the entry's outcome and wakes its waiters.
 void publish(KernelEntry &e, EntryState state);

@@ -137,7 +137,7 @@ Status loadBuiltinModule(const DriverAPI &api, DeviceContext &dc,
                          const BuiltinKernel &k, const std::string &prefix,
                          const LoadedModule *&out) {
   return loadModule(api, dc, static_cast<uint64_t>(&k - kBuiltinKernels) + 1,
-                    k.data, prefix + "_pack", prefix + "_unpack", out);
+                    k.data, nullptr, prefix + "_pack", prefix + "_unpack", out);
 }
 
 /// Loads the built-in nest kernels `t`'s nests use on `tc`'s context.
@@ -225,8 +225,10 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
         (!genericOnly || isUnits(*t.specialized))) {
       const KernelEntry &e = *k->entry;
       const LoadedModule *m = nullptr;
-      Status s = loadModule(api, dc, e.id, e.binary.data(), e.packName,
-                            e.unpackName, m);
+      Status s =
+          loadModule(api, dc, e.id, e.binary.data(),
+                     e.unpackBinary.empty() ? nullptr : e.unpackBinary.data(),
+                     e.packName, e.unpackName, m);
       if (s.ok() && isUnits(*t.specialized))
         s = uploadOnce(tc->specializedTable, *t.specialized);
       if (s.ok()) {

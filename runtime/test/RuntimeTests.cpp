@@ -11,13 +11,15 @@
 
 #include "CUDADriver.h"
 #include "DiskCache.h"
-#include "ddtc/Core/Hash.h"
+#include "GenericPlan.h"
 #include "KernelCache.h"
 #include "PlanCache.h"
 #include "TypeObject.h"
+#include "ddtc/Core/Hash.h"
 
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
+#include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 #include "ddtc/Target/CUDA/NestKernel.h"
 
@@ -1023,6 +1025,62 @@ DDTC_TEST("compile-error", compileError) {
             "%s", s.message.c_str());
   unsetenv("DDTC_DUMP_SOURCE");
   CHECK(statsNow().compile_failures == 2);
+  return kPass;
+}
+
+DDTC_TEST("compile-apart", compileApart) {
+  // A disk payload holds the two images; anything else is refused.
+  std::string pack, unpack;
+  const std::string joined = rt::joinImages("pack image", "unpack");
+  CHECK(rt::splitImages(joined, pack, unpack));
+  CHECK(pack == "pack image" && unpack == "unpack");
+  pack.clear();
+  CHECK(!rt::splitImages(joined.substr(0, joined.size() - 1), pack, unpack));
+  CHECK(!rt::splitImages(joined + "x", pack, unpack));
+  CHECK(!rt::splitImages("pack image", pack, unpack));
+  CHECK(!rt::splitImages(rt::joinImages("", "unpack"), pack, unpack));
+  CHECK(!rt::splitImages(rt::joinImages("pack", ""), pack, unpack));
+  std::string bad = joined;
+  bad[0] ^= 1;
+  CHECK(!rt::splitImages(bad, pack, unpack));
+  CHECK(pack.empty());
+
+  // Each family's kernels compile apart: the pack kernel alone in one
+  // cubin, the unpack kernel alone in the other.
+  REQUIRE_NVRTC();
+  const char *specs[] = {
+      kStridedSpec, kUnitsSpec,
+      // records: through windows, by their period
+      "t = contiguous(60, resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, "
+      "40], [double, float, int, char])))\n",
+      "t = contiguous(300, resized(0, 48, struct([3, 1], [0, 36], [double, "
+      "int])))\n",
+      // a transpose through tiles
+      "t = hvector(64, 1, 8, vector(64, 1, 64, double))\n"};
+  std::vector<std::string> shapes;
+  for (const char *text : specs) {
+    SpecFile spec;
+    std::string error;
+    CHECK(parseSpec(text, "t", spec, error));
+    KernelPlan plan;
+    CHECK(planKernel(*spec.bindings.back().type, plan, error));
+    const std::string shape = kernelShapeKey(plan);
+    shapes.push_back(shape);
+    const std::string prefix = rt::kernelSymbolPrefix(shape);
+    rt::Status s = rt::KernelCache::compileForTesting(
+        emitCUDA(plan, prefix).source, prefix, 90, &pack, &unpack);
+    CHECK_MSG(s.ok(), "%s: %s", shape.c_str(), s.message.c_str());
+    const auto holds = [](const std::string &image, const std::string &name) {
+      return image.find(name + '\0') != std::string::npos;
+    };
+    CHECK_MSG(holds(pack, prefix + "_pack") && !holds(pack, prefix + "_unpack"),
+              "%s", shape.c_str());
+    CHECK_MSG(holds(unpack, prefix + "_unpack") &&
+                  !holds(unpack, prefix + "_pack"),
+              "%s", shape.c_str());
+  }
+  for (const std::string &shape : shapes)
+    std::printf("%s compiled apart\n", shape.c_str());
   return kPass;
 }
 

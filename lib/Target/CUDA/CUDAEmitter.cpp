@@ -1385,18 +1385,21 @@ EmittedKernels Emitter::run() {
       << "#endif\n"
       << kHelpers << "\n";
   emitParams();
-  if (out.takesUnits && unitsByChunks(plan_)) {
-    emitUnitsChunkKernel(plan_, p_, true, os_);
-    emitUnitsChunkKernel(plan_, p_, false, os_);
-  } else if (out.takesUnits) {
-    emitUnitsKernel(true);
-    emitUnitsKernel(false);
-  } else if (plan_.tileDim >= 0) {
-    emitTileKernels(plan_, p_, os_);
-  } else {
+  if (!out.takesUnits && plan_.tileDim < 0)
     emitLocate();
-    emitStridedKernel(true);
-    emitStridedKernel(false);
+  for (bool pack : {true, false}) {
+    // Each kernel can be left out (kSkipPackMacro, kSkipUnpackMacro), so
+    // that the two compile apart, at once.
+    os_ << "#ifndef " << (pack ? kSkipPackMacro : kSkipUnpackMacro) << "\n";
+    if (out.takesUnits && unitsByChunks(plan_))
+      emitUnitsChunkKernel(plan_, p_, pack, os_);
+    else if (out.takesUnits)
+      emitUnitsKernel(pack);
+    else if (plan_.tileDim >= 0)
+      emitTileKernel(plan_, p_, pack, os_);
+    else
+      emitStridedKernel(pack);
+    os_ << "#endif // " << (pack ? kSkipPackMacro : kSkipUnpackMacro) << "\n";
   }
   out.source = os_.str();
   return out;

@@ -50,10 +50,8 @@ int64_t getTileBand(const TileGeometry &g, int64_t size, int64_t q) {
   return (inst * g.outerPoints + r / g.rowBytes) * g.tilesA + a / kTileElems;
 }
 
-namespace {
-
-void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
-                std::ostream &os) {
+void emitTileKernel(const KernelPlan &plan, const std::string &p, bool pack,
+                    std::ostream &os) {
   const TileGeometry g = getTileGeometry(plan);
   const int64_t w = plan.width, nw = g.elem / w;
   const std::string T = cudaAccessType(w), L = std::to_string(g.elem),
@@ -292,14 +290,6 @@ void emitKernel(const KernelPlan &plan, const std::string &p, bool pack,
      << "    __syncthreads();\n"
      << "  }\n"
      << "}\n\n";
-}
-
-} // namespace
-
-void emitTileKernels(const KernelPlan &plan, const std::string &prefix,
-                     std::ostream &os) {
-  emitKernel(plan, prefix, true, os);
-  emitKernel(plan, prefix, false, os);
 }
 
 } // namespace ddtc

@@ -145,6 +145,13 @@ bool stridedLaunchExtraChunk(const KernelPlan &plan);
 /// Gather and one of whose runs is kFillMinRun to kFillMaxRun bytes long.
 bool unpackFillsSectors(const KernelPlan &plan);
 
+/// Each of these macros, when defined (-D), leaves one kernel out of
+/// EmittedKernels::source: NVRTC then compiles the other alone, to the same
+/// machine code as beside it, in about half the time of both. The runtime
+/// compiles a shape's two kernels as two programs at once.
+inline constexpr const char *kSkipPackMacro = "DDTC_SKIP_PACK_KERNEL";
+inline constexpr const char *kSkipUnpackMacro = "DDTC_SKIP_UNPACK_KERNEL";
+
 /// The CUDA C++ of one plan's kernels.
 struct EmittedKernels {
   /// The translation unit to compile: depends only on the plan's shape

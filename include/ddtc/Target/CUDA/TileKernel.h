@@ -42,11 +42,12 @@ TileGeometry getTileGeometry(const KernelPlan &plan);
 /// The band holding packed byte q (0 <= q < count * size).
 int64_t getTileBand(const TileGeometry &g, int64_t size, int64_t q);
 
-/// Appends the pack and unpack kernels `<prefix>_pack`, `<prefix>_unpack`
-/// of a tile plan, after the helpers and the parameter struct
-/// `<prefix>_params` (members as describeParams lists them).
-void emitTileKernels(const KernelPlan &plan, const std::string &prefix,
-                     std::ostream &os);
+/// Appends the pack kernel `<prefix>_pack` (or, without `pack`, the unpack
+/// kernel `<prefix>_unpack`) of a tile plan, after the helpers and the
+/// parameter struct `<prefix>_params` (members as describeParams lists
+/// them).
+void emitTileKernel(const KernelPlan &plan, const std::string &prefix,
+                    bool pack, std::ostream &os);
 
 } // namespace ddtc
 

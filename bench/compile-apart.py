@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Times NVRTC on the kernels of every bench layout, compiled the two ways:
+one program holding the pack and the unpack kernel, and the runtime's way,
+two programs at once, each leaving the other kernel out
+(DDTC_SKIP_PACK_KERNEL / DDTC_SKIP_UNPACK_KERNEL). Checks that each
+kernel's machine code (its .text section in the cubin) is the same both
+ways. Needs no GPU. The driver's compute cache is turned off, so every
+compile is cold.
+
+    bench/compile-apart.py BUILD [--reps N] [--arch 90] [--json OUT]
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_nvrtc():
+    names = []
+    if os.environ.get("DDTC_NVRTC_PATH"):
+        p = os.environ["DDTC_NVRTC_PATH"]
+        names.append(os.path.join(p, "libnvrtc.so") if os.path.isdir(p) else p)
+    names += ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"]
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home:
+            names.append(os.path.join(home, "lib64", "libnvrtc.so"))
+    for n in names:
+        try:
+            return ctypes.CDLL(n)
+        except OSError:
+            pass
+    sys.exit("compile-apart: cannot load NVRTC (tried %s)" % ", ".join(names))
+
+
+class Compiler:
+    def __init__(self, arch):
+        self.lib = load_nvrtc()
+        self.base = ["--gpu-architecture=sm_%s" % arch, "--std=c++17"]
+
+    def cubin(self, source, extra):
+        """(milliseconds, cubin bytes) of one compile."""
+        lib = self.lib
+        prog = ctypes.c_void_p()
+        if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"k.cu",
+                                  0, None, None) != 0:
+            sys.exit("compile-apart: nvrtcCreateProgram failed")
+        opts = [o.encode() for o in self.base + extra]
+        arr = (ctypes.c_char_p * len(opts))(*opts)
+        t0 = time.perf_counter()
+        rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+        ms = (time.perf_counter() - t0) * 1e3
+        if rc != 0:
+            n = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+            log = ctypes.create_string_buffer(n.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            sys.exit("compile-apart: NVRTC failed (%s):\n%s" %
+                     (" ".join(extra), log.value.decode(errors="replace")))
+        n = ctypes.c_size_t()
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+        out = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetCUBIN(prog, out)
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        return ms, out.raw
+
+
+def kernel_texts(cubin):
+    """{kernel name: machine code} from a 64-bit ELF cubin."""
+    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
+    size, count, names = struct.unpack_from("<HHH", cubin, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * size)
+             for i in range(count)]
+    strtab = heads[names][4]
+    out = {}
+    for h in heads:
+        end = cubin.index(b"\0", strtab + h[0])
+        name = cubin[strtab + h[0]:end].decode()
+        if name.startswith(".text."):
+            out[name[len(".text."):]] = cubin[h[4]:h[4] + h[5]]
+    return out
+
+
+def apart(compiler, source):
+    """Wall milliseconds of the two compiles at once, and their cubins."""
+    got = {}
+
+    def one(key, macro):
+        got[key] = compiler.cubin(source, ["-D" + macro])
+
+    t0 = time.perf_counter()
+    other = threading.Thread(target=one,
+                             args=("unpack", "DDTC_SKIP_PACK_KERNEL"))
+    other.start()
+    one("pack", "DDTC_SKIP_UNPACK_KERNEL")
+    other.join()
+    return (time.perf_counter() - t0) * 1e3, got["pack"][1], got["unpack"][1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", help="the build folder (its bin/ddtc emits)")
+    ap.add_argument("--reps", type=int, default=2,
+                    help="compiles of each way per layout; the fastest counts")
+    ap.add_argument("--arch", default="90", help="sm_XX of the cubins")
+    ap.add_argument("--json", help="write the figures to this file")
+    args = ap.parse_args()
+    os.environ["CUDA_CACHE_DISABLE"] = "1"
+    ddtc = os.path.join(args.build, "bin", "ddtc")
+    if not os.access(ddtc, os.X_OK):
+        sys.exit("compile-apart: %s is not an executable" % ddtc)
+    tsv = subprocess.run([sys.executable, os.path.join(HERE, "layouts.py"),
+                          "--tsv"], check=True, capture_output=True,
+                         text=True).stdout
+    compiler = Compiler(args.arch)
+    seen, rows, failures = set(), [], 0
+    print("%-26s %-40s %9s %9s %6s %s" %
+          ("layout", "shape", "one ms", "apart ms", "ratio", "machine code"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in tsv.splitlines():
+            name, spec = line.split("\t")[0], line.split("\t")[-1]
+            path = os.path.join(tmp, name + ".ddt")
+            with open(path, "w") as f:
+                f.write(spec.replace("\\n", "\n"))
+            explain = subprocess.run([ddtc, "--emit=explain", path],
+                                     check=True, capture_output=True,
+                                     text=True).stdout
+            shape = explain.split("shape: ")[1].split()[0]
+            if shape in seen or shape.startswith("units."):
+                continue  # one per shape; units kernels are built in
+            seen.add(shape)
+            source = subprocess.run([ddtc, "--emit=cuda", path], check=True,
+                                    capture_output=True, text=True).stdout
+            one_ms, apart_ms = [], []
+            for _ in range(args.reps):
+                ms, both = compiler.cubin(source, [])
+                one_ms.append(ms)
+                ms, pack, unpack = apart(compiler, source)
+                apart_ms.append(ms)
+            whole = kernel_texts(both)
+            alone = {**kernel_texts(unpack), **kernel_texts(pack)}
+            same = (len(whole) == 2 and whole == alone and
+                    len(kernel_texts(pack)) == 1 and
+                    len(kernel_texts(unpack)) == 1)
+            failures += not same
+            row = {"layout": name, "shape": shape, "one_ms": min(one_ms),
+                   "apart_ms": min(apart_ms), "same_machine_code": same}
+            rows.append(row)
+            print("%-26s %-40s %9.1f %9.1f %6.2f %s" %
+                  (name, shape[:40], row["one_ms"], row["apart_ms"],
+                   row["apart_ms"] / row["one_ms"],
+                   "same" if same else "DIFFERENT"), flush=True)
+    one = statistics.median(r["one_ms"] for r in rows)
+    two = statistics.median(r["apart_ms"] for r in rows)
+    print("%d shapes: median %.1f ms in one program, %.1f ms apart (%.2f); "
+          "%d with different machine code" %
+          (len(rows), one, two, two / one, failures))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpus": os.cpu_count(), "arch": args.arch,
+                       "shapes": rows}, f, indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
