@@ -23,6 +23,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+EMPTY_KERNEL = 'extern "C" __global__ void k(int *p) { p[threadIdx.x] = 1; }\n'
 
 
 def load_nvrtc():
@@ -164,10 +165,15 @@ def main():
     print("%d shapes: median %.1f ms in one program, %.1f ms apart (%.2f); "
           "%d with different machine code" %
           (len(rows), one, two, two / one, failures))
+    # What NVRTC costs whatever the kernel: a kernel of one store.
+    empty = min(compiler.cubin(EMPTY_KERNEL, [])[0]
+                for _ in range(max(args.reps, 3)))
+    print("an empty kernel: %.1f ms (NVRTC's fixed cost)" % empty)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpus": os.cpu_count(), "arch": args.arch,
-                       "shapes": rows}, f, indent=1)
+                       "empty_kernel_ms": empty, "shapes": rows}, f,
+                      indent=1)
     return 1 if failures else 0
 
 
