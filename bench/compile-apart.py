@@ -8,6 +8,7 @@ ways. Needs no GPU. The driver's compute cache is turned off, so every
 compile is cold.
 
     bench/compile-apart.py BUILD [--reps N] [--arch 90] [--json OUT]
+                           [--layouts NAME,NAME...]
 """
 
 import argparse
@@ -114,6 +115,9 @@ def main():
                     help="compiles of each way per layout; the fastest counts")
     ap.add_argument("--arch", default="90", help="sm_XX of the cubins")
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--layouts",
+                    help="only these layouts of bench/layouts.py (names "
+                    "separated by commas)")
     args = ap.parse_args()
     os.environ["CUDA_CACHE_DISABLE"] = "1"
     ddtc = os.path.join(args.build, "bin", "ddtc")
@@ -122,12 +126,21 @@ def main():
     tsv = subprocess.run([sys.executable, os.path.join(HERE, "layouts.py"),
                           "--tsv"], check=True, capture_output=True,
                          text=True).stdout
+    lines = tsv.splitlines()
+    if args.layouts:
+        wanted = args.layouts.split(",")
+        known = [line.split("\t")[0] for line in lines]
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            sys.exit("compile-apart: no layout named %s in bench/layouts.py" %
+                     ", ".join(unknown))
+        lines = [line for line in lines if line.split("\t")[0] in wanted]
     compiler = Compiler(args.arch)
     seen, rows, failures = set(), [], 0
     print("%-26s %-40s %9s %9s %6s %s" %
           ("layout", "shape", "one ms", "apart ms", "ratio", "machine code"))
     with tempfile.TemporaryDirectory() as tmp:
-        for line in tsv.splitlines():
+        for line in lines:
             name, spec = line.split("\t")[0], line.split("\t")[-1]
             path = os.path.join(tmp, name + ".ddt")
             with open(path, "w") as f:

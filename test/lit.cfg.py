@@ -14,6 +14,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ddtc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%ddtc_build", config.ddtc_obj_root))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "DDTC_NVRTC_PATH", "CUDA_HOME", "DDTC_CXX"])
 llvm_config.use_default_substitutions()
