@@ -27,6 +27,10 @@
 #                  (20 tests instead of 53); OSU is the same in both modes
 #   --dtp          also run pt2pt/testlist.dtp (pingping, sendrecv1, sendself
 #                  over DTPools types) with -sendmem=device -recvmem=device
+#   --dtp-only     run pt2pt/testlist.dtp alone (implies --dtp, --no-osu)
+#   --from N       MPICH: start at the N-th test of the list (1-based; the
+#                  ones before are left out of the results), to split a long
+#                  list over several runs
 #   --build-only   configure and build, run nothing
 #   --no-mpich, --no-osu   leave one suite out
 #   --jobs N       MPICH tests run at once (default: cores / 4)
@@ -53,6 +57,11 @@
 #                         --no-osu); a test is only started while its phase
 #                         has 20 s left and its timeout never outlasts the
 #                         phase; tests not started are recorded as skipped
+#   SUITES_MPS=0          with one GPU (and device memory) the ranks share it
+#                         through an MPS daemon started here, as they would
+#                         take turns on the GPU otherwise (a context switch,
+#                         about 70 us, at every turn: small messages then take
+#                         150 us one-way instead of 20-30 us); 0 turns it off
 #   SUITES_SCRATCH        scratch folder (default: a new one under /tmp, removed
 #                         at the end unless SUITES_KEEP_SCRATCH=1)
 #
@@ -63,13 +72,16 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
-quick=0 dtp=0 build_only=0 do_mpich=1 do_osu=1 jobs=
+quick=0 dtp=0 dtp_only=0 build_only=0 do_mpich=1 do_osu=1 jobs= from=1
 args=()
 while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
     --quick) quick=1 ;;
     --dtp) dtp=1 ;;
+    --dtp-only) dtp=1 dtp_only=1 do_osu=0 ;;
+    --from) from=${2:?--from needs a number}; shift ;;
+    --from=*) from=${1#--from=} ;;
     --build-only) build_only=1 ;;
     --no-mpich) do_mpich=0 ;;
     --no-osu) do_osu=0 ;;
@@ -81,6 +93,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ ${#args[@]} -ne 3 ]; then usage >&2; exit 2; fi
+case $from in ''|*[!0-9]*|0) echo "--from takes a test number from 1, not '$from'" >&2; exit 2 ;; esac
 
 t_start=$SECONDS
 ncores=$(nproc 2>/dev/null || echo 4)
@@ -149,7 +162,12 @@ export DDTC_CACHE_DIR=${DDTC_CACHE_DIR:-}
 scratch=${SUITES_SCRATCH:-$(mktemp -d /tmp/ddtc-suites.XXXXXX)}
 mkdir -p "$scratch" "$out/build-logs"
 [ -n "$DDTC_CACHE_DIR" ] || { DDTC_CACHE_DIR=$scratch/ddtc-cache; mkdir -p "$DDTC_CACHE_DIR"; }
+mps_dirs=
 cleanup() {
+  if [ -n "$mps_dirs" ]; then
+    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
+    rm -rf $mps_dirs
+  fi
   if [ "${SUITES_KEEP_SCRATCH:-0}" != 1 ] && [ -z "${SUITES_SCRATCH:-}" ]; then rm -rf "$scratch"; fi
 }
 trap cleanup EXIT
@@ -162,7 +180,7 @@ trap cleanup EXIT
   echo "cuda: $cuda ($("$cuda/bin/nvcc" --version 2>/dev/null | tail -1))"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "library: $lib_note"
-  echo "memkind: $memkind quick: $quick dtp: $dtp jobs: $jobs"
+  echo "memkind: $memkind quick: $quick dtp: $dtp$([ $dtp_only = 1 ] && echo ' (alone)') from: $from jobs: $jobs"
   echo "mpirun arguments: --oversubscribe ${mpirun_extra[*]} ${preload[*]}"
 } >"$out/env.txt"
 cat "$out/env.txt"
@@ -224,6 +242,7 @@ if [ $do_mpich = 1 ]; then
   : >"$mpich_list"
   dirs="pt2pt coll rma"
   [ $quick = 1 ] && dirs="pt2pt coll"
+  [ $dtp_only = 1 ] && dirs=
   for d in $dirs; do
     grep -v '^[[:space:]]*#' "$mpich_src/$d/testlist.gpu" | grep -v '^[[:space:]]*$' |
       while IFS= read -r line; do
@@ -259,6 +278,25 @@ if [ $build_only = 1 ]; then
   exit 0
 fi
 
+mps_note=off
+if [ "$memkind" = device ] && [ "${SUITES_MPS:-1}" != 0 ]; then
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  if [ "$ngpu" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+    mps_dirs="$CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d; then
+      mps_note="on (one GPU, shared by the ranks through an MPS daemon)"
+      preload+=(-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY)
+    else
+      mps_note="off (the MPS daemon did not start)"
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+  else
+    mps_note="off ($ngpu GPUs, or no nvidia-cuda-mps-control)"
+  fi
+fi
+echo "mps: $mps_note" >>"$out/env.txt"
+log "MPS: $mps_note"
 mpirun_base=("$mpirun" --oversubscribe "${mpirun_extra[@]}" "${preload[@]}")
 mpich_end=$t_end
 [ $do_osu = 1 ] && mpich_end=$(( t_end - ${SUITES_OSU_RESERVE:-150} ))
@@ -307,6 +345,7 @@ if [ $do_mpich = 1 ]; then
   idx=0
   while IFS=$'\t' read -r dir line; do
     idx=$(( idx + 1 ))
+    [ "$idx" -lt "$from" ] && continue
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
     if [ $(( mpich_end - SECONDS )) -lt 20 ]; then
       printf '%03d\tSKIP\t0\t%s\t%s\n' "$idx" "$dir" "$line" >"$resdir/$idx"
@@ -390,7 +429,11 @@ count() { awk -F'\t' -v s="$2" '$2 == s' "$1" | wc -l; }
   if [ $do_mpich = 1 ]; then
     r=$out/mpich/results.tsv
     echo
-    echo "MPICH test suite, GPU lists$([ $quick = 1 ] && echo ' (--quick subset)')$([ $dtp = 1 ] && echo ' + pt2pt/testlist.dtp on device memory'):"
+    if [ $dtp_only = 1 ]; then
+      echo "MPICH test suite, pt2pt/testlist.dtp on $memkind memory$([ "$from" -gt 1 ] && echo ", from test $from"):"
+    else
+      echo "MPICH test suite, GPU lists$([ $quick = 1 ] && echo ' (--quick subset)')$([ $dtp = 1 ] && echo ' + pt2pt/testlist.dtp on device memory')$([ "$from" -gt 1 ] && echo ", from test $from"):"
+    fi
     for d in $(cut -f4 "$r" | sort -u); do
       awk -F'\t' -v d="$d" '$4 == d { n[$2]++; t++ } END {
         printf "  %-6s %3d tests: %d pass, %d fail, %d timeout, %d skipped\n", d, t, n["PASS"], n["FAIL"], n["TIMEOUT"], n["SKIP"] }' "$r"
