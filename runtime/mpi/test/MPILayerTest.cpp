@@ -13,7 +13,8 @@
 // nonblocking, persistent, probe, mprobe, sendrecv, send modes), wildcard
 // (any source/any tag from every other rank), semantics (truncation with
 // MPI_ERRORS_RETURN, MPI_PROC_NULL, count 0, self sends, a type freed while
-// its message is pending, MPI_BOTTOM, cancel), collectives, pack.
+// its message is pending, MPI_BOTTOM, cancel, one-sided calls on device
+// memory refused), collectives, pack.
 // Prints "N passed, M failed" on rank 0; exits 1 on any failure, 77 when no
 // device memory can be allocated or the layer is not active.
 // Diagnostics (p2p, with --only N): DDTC_TEST_PRINT_TYPES=1 prints each
@@ -581,6 +582,77 @@ void suiteWildcard(uint64_t seed, int rounds) {
   }
 }
 
+/// One-sided calls on device memory are refused with MPI_ERR_BUFFER (the
+/// MPI library would read the device pointer from the host); on host
+/// memory they work. `comm` (2 ranks) returns errors.
+void checkOneSidedRefusals(MPI_Comm comm, int peer) {
+  const int n = 8;
+  void *d = deviceAlloc(n * sizeof(int));
+  int errClass = 0;
+  const auto refusedWith = [&](int rc) {
+    MPI_Error_class(rc, &errClass);
+    return errClass == MPI_ERR_BUFFER;
+  };
+  // A window over device memory: refused, no window made.
+  MPI_Win win = MPI_WIN_NULL;
+  int rc = MPI_Win_create(d, n * sizeof(int), sizeof(int), MPI_INFO_NULL, comm,
+                          &win);
+  check(refusedWith(rc) && win == MPI_WIN_NULL,
+        "MPI_Win_create over device memory refused", rc, errClass);
+  if (win != MPI_WIN_NULL)
+    MPI_Win_free(&win);
+  // A window the MPI library allocates, and device origins.
+  int *base = nullptr;
+  rc = MPI_Win_allocate(n * sizeof(int), sizeof(int), MPI_INFO_NULL, comm,
+                        &base, &win);
+  int made = rc == MPI_SUCCESS, both = 0;
+  MPI_Allreduce(&made, &both, 1, MPI_INT, MPI_MIN, comm);
+  if (!both) {
+    // Open MPI without a one-sided component for its transport (some
+    // machines turn off the shared-memory single copy it needs).
+    if (rank == 0)
+      std::printf("mpi-layer-test: one-sided: the MPI library cannot make a "
+                  "window here; only MPI_Win_create was checked\n");
+    if (made)
+      MPI_Win_free(&win);
+    deviceFree(d);
+    return;
+  }
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  for (int i = 0; i < n; ++i)
+    base[i] = -1;
+  int host[n], result[n], one = 1;
+  for (int i = 0; i < n; ++i)
+    host[i] = 100 * rank + i;
+  toDevice(d, host, sizeof host);
+  MPI_Win_fence(0, win);
+  check(refusedWith(MPI_Put(d, n, MPI_INT, peer, 0, n, MPI_INT, win)),
+        "MPI_Put from device memory refused", errClass);
+  check(refusedWith(MPI_Get(d, n, MPI_INT, peer, 0, n, MPI_INT, win)),
+        "MPI_Get into device memory refused", errClass);
+  check(refusedWith(
+            MPI_Accumulate(d, n, MPI_INT, peer, 0, n, MPI_INT, MPI_SUM, win)),
+        "MPI_Accumulate from device memory refused", errClass);
+  check(refusedWith(MPI_Get_accumulate(host, n, MPI_INT, d, n, MPI_INT, peer, 0,
+                                       n, MPI_INT, MPI_SUM, win)),
+        "MPI_Get_accumulate into device memory refused", errClass);
+  check(refusedWith(MPI_Fetch_and_op(&one, d, MPI_INT, peer, 0, MPI_SUM, win)),
+        "MPI_Fetch_and_op into device memory refused", errClass);
+  check(
+      refusedWith(MPI_Compare_and_swap(&one, d, result, MPI_INT, peer, 0, win)),
+      "MPI_Compare_and_swap with a device compare buffer refused", errClass);
+  // Host origins go to the MPI library: the peer's window gets them.
+  check(MPI_Put(host, n, MPI_INT, peer, 0, n, MPI_INT, win) == MPI_SUCCESS,
+        "MPI_Put from host memory");
+  MPI_Win_fence(0, win);
+  bool got = true;
+  for (int i = 0; i < n; ++i)
+    got = got && base[i] == 100 * peer + i;
+  check(got, "MPI_Put from host memory arrived", base[0], 100 * peer);
+  MPI_Win_free(&win);
+  deviceFree(d);
+}
+
 void suiteSemantics(uint64_t seed) {
   if (worldSize < 2 || rank > 1)
     return;
@@ -711,6 +783,7 @@ void suiteSemantics(uint64_t seed) {
     MPI_Test_cancelled(&st, &c);
     check(c == 1, "cancelled receive", c);
   }
+  checkOneSidedRefusals(comm, peer);
   MPI_Barrier(comm);
   MPI_Comm_free(&comm);
 }
