@@ -71,6 +71,10 @@ struct Settings {
   /// DDTC_MPI_PROGRESS=0: no progress thread, and the MPI library is
   /// initialized at the level the application asks for.
   bool progressThread = true;
+  /// DDTC_MPI_EAGER_ASYNC=0: a nonblocking eager send waits for its pack
+  /// before it returns (otherwise, with the progress thread, its message
+  /// goes to the MPI library once packed: Transfers.cpp).
+  bool eagerAsync = true;
 };
 
 /// The figures of the IPC pipeline's model (Model.cpp): fixed cost of a
@@ -314,6 +318,12 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
 /// Before a host send (or start of one) of `count` x `type` to `dest`: the
 /// note of a zero-byte message goes first, so that a receiver waiting for it
 /// never waits for this rank's call to return.
+/// Whether nonblocking eager sends wait for their pack to go to the MPI
+/// library (Transfers.cpp), and posting them all, in order, waiting for
+/// their packs: every other send does it first (MPI's non-overtaking rule).
+bool anyUnposted();
+void flushUnposted();
+
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm);
 /// After a host receive completed with `status` (never ignored): receives
@@ -358,6 +368,7 @@ void startProgressThread();
 void stopProgressThread();
 void wakeProgressThread();
 void markProgress();
+bool progressThreadRunning();
 /// For a request of the layer: starts it (persistent ones) and returns true;
 /// false for other requests.
 bool startRequest(MPI_Request *request, int &rc);

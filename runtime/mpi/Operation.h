@@ -92,13 +92,29 @@ struct Operation {
   bool persistent = false;
 
   // One transfer.
-  enum class State { Idle, Posted, Unpacking, SendPipe, RecvPipe, Done };
+  /// Packing: an eager send whose pack runs, queued to go to the MPI
+  /// library once packed (Transfers.cpp, "Eager sends that go to the MPI
+  /// library once packed").
+  enum class State {
+    Idle,
+    Packing,
+    Posted,
+    Unpacking,
+    SendPipe,
+    RecvPipe,
+    Done
+  };
   State state = State::Idle;
   void *pinned = nullptr;
   size_t pinnedBytes = 0;
   void *stream = nullptr;
   void *event = nullptr;
   MPI_Request inner = MPI_REQUEST_NULL;
+  /// Packing: whether the message has gone to the MPI library (`inner`,
+  /// with the result of that call in postRc). Both written under the queue's
+  /// lock.
+  bool onWire = false;
+  int postRc = MPI_SUCCESS;
   std::unique_ptr<StagedBuffer> staged;
   std::unique_ptr<StagedBuffer> stagedSend; ///< HostStaged: the send copy
   int64_t received = 0;

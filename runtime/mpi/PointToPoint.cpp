@@ -273,6 +273,7 @@ DDTC_EXPORT int MPI_Start(MPI_Request *request) {
   int rc = MPI_SUCCESS;
   if (anyPending() && startRequest(request, rc))
     return rc;
+  flushUnposted(); // a persistent host send: the sends before it go first
   return PMPI_Start(request);
 }
 
@@ -281,8 +282,10 @@ DDTC_EXPORT int MPI_Startall(int n, MPI_Request requests[]) {
     return PMPI_Startall(n, requests);
   for (int i = 0; i < n; ++i) {
     int rc = MPI_SUCCESS;
-    if (!startRequest(&requests[i], rc))
+    if (!startRequest(&requests[i], rc)) {
+      flushUnposted();
       rc = PMPI_Start(&requests[i]);
+    }
     if (rc != MPI_SUCCESS)
       return rc;
   }

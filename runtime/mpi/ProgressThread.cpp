@@ -57,8 +57,11 @@ void helperLoop() {
     makeContextCurrentHandle(context.load(std::memory_order_acquire));
     while (anyInFlight()) {
       Clock::rep last = lastProgress.load(std::memory_order_relaxed);
-      if (Clock::now().time_since_epoch().count() - last >=
-          std::chrono::duration_cast<Clock::duration>(kIdleGap).count())
+      // Sends waiting for their pack are posted at once: the peer waits
+      // for them, and posting does not get in a polling thread's way.
+      if (anyUnposted() ||
+          Clock::now().time_since_epoch().count() - last >=
+              std::chrono::duration_cast<Clock::duration>(kIdleGap).count())
         progress();
       std::this_thread::sleep_for(kIdleGap / 2);
       std::lock_guard<std::mutex> lock(helperMutex);
@@ -69,6 +72,8 @@ void helperLoop() {
 }
 
 } // namespace
+
+bool progressThreadRunning() { return running.load(std::memory_order_acquire); }
 
 void markProgress() {
   lastProgress.store(Clock::now().time_since_epoch().count(),

@@ -77,6 +77,8 @@ Settings read() {
     s.handshake = std::strcmp(h, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_PROGRESS"))
     s.progressThread = std::strcmp(v, "0") != 0;
+  if (const char *v = std::getenv("DDTC_MPI_EAGER_ASYNC"))
+    s.eagerAsync = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
   envStage("DDTC_MPI_IPC_READ", s.ipcStage);

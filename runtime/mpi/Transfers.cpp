@@ -192,8 +192,12 @@ bool packOnHost(Operation &op, int64_t packed, int64_t first, int64_t span,
   return ok;
 }
 
-/// Packs the whole message into pinned memory and waits for it.
-int packWhole(Operation &op) {
+/// Packs the whole message into pinned memory. With `launchOnly` a pack by
+/// a kernel or a copy is only launched, its event in op.event, and
+/// `launched` says so; otherwise (and for a pack on the host) it is done
+/// when this returns.
+int packWhole(Operation &op, bool launchOnly = false,
+              bool *launched = nullptr) {
   int64_t n = packedBytes(op);
   op.pinnedBytes = static_cast<size_t>(n);
   op.pinned = pinnedAcquire(op.pinnedBytes);
@@ -215,11 +219,84 @@ int packWhole(Operation &op) {
   else
     ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
                    settings().maxCtas) == DDTC_SUCCESS;
+  if (ok && launchOnly) {
+    op.event = recordEvent(op.stream);
+    if (op.event) {
+      *launched = true;
+      return MPI_SUCCESS;
+    }
+  }
   if (!ok || !syncStream(op.stream, error))
     return raise(op.comm, MPI_ERR_OTHER,
                  ok ? error.c_str() : ddtc_last_error());
   return MPI_SUCCESS;
 }
+
+// ---- Eager sends that go to the MPI library once packed ---------------------
+// An eager send packs into pinned memory, then hands the packed bytes to the
+// MPI library. A blocking send waits for its pack; a nonblocking one, with
+// the progress thread running, only launches it, and its message goes to
+// the MPI library at the first progress after the pack is done, so a window
+// of sends packs back to back on the GPU instead of one pack and one wait at
+// a time. The MPI library must still see the process's messages in the
+// order they were sent (MPI's non-overtaking rule): the sends waiting for
+// their pack form one queue, posted strictly from its head, and every other
+// send (device or host) first posts the whole queue (flushUnposted).
+
+thread_local bool eagerOnly = false;
+
+std::mutex unpostedMutex;
+std::deque<Operation *> unposted; // guarded by unpostedMutex
+std::atomic<int> unpostedCount{0};
+
+/// Hands the queue's head to the MPI library once its pack is done (at
+/// once, or after waiting for it with `wait`); false when it is not done.
+/// Requires unpostedMutex.
+bool postHead(bool wait) {
+  Operation &op = *unposted.front();
+  if (wait) {
+    while (!eventDone(op.event))
+      ;
+  } else if (!eventDone(op.event)) {
+    return false;
+  }
+  releaseEvent(op.event);
+  op.event = nullptr;
+  trace("packed", 0);
+  op.postRc = isendInMode(op.pinned, packedBytes(op), MPI_PACKED, op.peer,
+                          op.tag, op.comm, op.mode, &op.inner);
+  op.onWire = true;
+  unposted.pop_front();
+  unpostedCount.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
+/// Whether a nonblocking eager send may leave its pack to run: only with
+/// the progress thread (which posts it if the application does not call
+/// into MPI) and DDTC_MPI_EAGER_ASYNC not 0, never in buffered mode (complete
+/// once packed) nor inside MPI_Sendrecv_replace (its receive reuses the buffer:
+/// eagerOnly).
+bool mayLeavePack(const Operation &op, bool nonblocking) {
+  return nonblocking && op.mode != SendMode::Buffered && !eagerOnly &&
+         settings().eagerAsync && progressThreadRunning() &&
+         packedBytes(op) > 0;
+}
+
+} // namespace
+
+bool anyUnposted() {
+  return unpostedCount.load(std::memory_order_acquire) != 0;
+}
+
+void flushUnposted() {
+  if (!anyUnposted())
+    return;
+  std::lock_guard<std::mutex> lock(unpostedMutex);
+  while (!unposted.empty())
+    postHead(/*wait=*/true);
+}
+
+namespace {
 
 int nextId() {
   static std::atomic<int> id{0};
@@ -483,8 +560,6 @@ bool advanceRecvPipe(Operation &op) {
   return testDone(op, op.answerReq) && op.fragsDone == op.nfrag;
 }
 
-thread_local bool eagerOnly = false;
-
 /// Whether a device send of `op` goes through the pipeline.
 bool usePipeline(Operation &op) {
   if (!op.send || op.mode == SendMode::Buffered || op.peer == MPI_PROC_NULL ||
@@ -507,8 +582,10 @@ bool usePipeline(Operation &op) {
 
 std::atomic<long long> operationsStarted{0};
 
-/// Starts one transfer: the library's message is posted when this returns.
-int post(Operation &op) {
+/// Starts one transfer: the library's message is posted when this returns,
+/// but for a nonblocking eager send whose pack may run on (mayLeavePack):
+/// that one waits in the queue of unposted sends (state Packing).
+int post(Operation &op, bool nonblocking = false) {
   operationsStarted.fetch_add(1, std::memory_order_relaxed);
   op.state = Operation::State::Posted;
   op.signalled = false;
@@ -516,6 +593,8 @@ int post(Operation &op) {
   op.error = MPI_SUCCESS;
   op.cancelled = false;
   op.started = true;
+  if (op.send && !mayLeavePack(op, nonblocking))
+    flushUnposted(); // the messages sent before this one go first
   if (!op.info->type || protocol() == Protocol::Staged) {
     // Staged through host memory with the MPI datatype itself.
     op.staged = std::make_unique<StagedBuffer>(op.buf, op.count, op.datatype,
@@ -532,11 +611,29 @@ int post(Operation &op) {
                       op.comm, &op.inner);
   }
   if (op.send) {
-    if (usePipeline(op))
+    if (usePipeline(op)) {
+      flushUnposted();
       return startPipeSend(op);
+    }
     trace("eager-send", -1, packedBytes(op));
-    if (int rc = packWhole(op); rc != MPI_SUCCESS)
+    bool launched = false;
+    const bool leave = mayLeavePack(op, nonblocking);
+    if (int rc = packWhole(op, leave, &launched); rc != MPI_SUCCESS)
       return rc;
+    if (launched) {
+      note(3, "%s %d bytes to %d tag %d (eager, posted once packed)",
+           modeName(op.mode), packedBytes(op), op.peer, op.tag);
+      op.onWire = false;
+      op.state = Operation::State::Packing;
+      std::lock_guard<std::mutex> lock(unpostedMutex);
+      unposted.push_back(&op);
+      unpostedCount.fetch_add(1, std::memory_order_release);
+      return MPI_SUCCESS;
+    }
+    // A send that could have waited in the queue but was packed at once (on
+    // the host): the ones queued before it go first.
+    if (leave)
+      flushUnposted();
     trace("packed", 0);
     note(3, "%s %d bytes to %d tag %d (eager)", modeName(op.mode),
          packedBytes(op), op.peer, op.tag);
@@ -585,6 +682,22 @@ bool advance(Operation &op) {
   case Operation::State::Idle:
   case Operation::State::Done:
     return true;
+  case Operation::State::Packing: {
+    // The queue is posted from its head, whichever operation is advanced.
+    std::unique_lock<std::mutex> lock(unpostedMutex);
+    while (!op.onWire && !unposted.empty() && postHead(/*wait=*/false))
+      ;
+    if (!op.onWire)
+      return false;
+    lock.unlock();
+    if (op.postRc != MPI_SUCCESS) {
+      op.error = op.postRc;
+      finishTransfer(op);
+      return true;
+    }
+    op.state = Operation::State::Posted;
+    [[fallthrough]];
+  }
   case Operation::State::Posted: {
     int flag = 0;
     MPI_Status st;
@@ -745,7 +858,7 @@ int runBlocking(Operation &op, MPI_Status *status) {
 /// Posts the transfer of an operation whose user request exists and puts it
 /// in flight. A failure to post is reported by Wait/Test, as MPI does.
 void startOp(const OpRef &op) {
-  int rc = post(*op);
+  int rc = post(*op, /*nonblocking=*/true);
   std::unique_lock<std::mutex> lock(registryMutex);
   if (rc != MPI_SUCCESS) {
     op->error = rc;
@@ -899,6 +1012,7 @@ bool startRequest(MPI_Request *request, int &rc) {
   if (!op || !op->persistent || op->kind == Operation::Kind::HostRecv)
     return false;
   if (op->kind == Operation::Kind::HostZeroSend) {
+    flushUnposted(); // the sends before this one go first
     // The note first: the receiver may wait for it before this returns.
     sendEmptyNote(*op->pair, op->peer, op->tag);
     rc = PMPI_Start(request);
@@ -1005,6 +1119,7 @@ bool isLayerRequest(MPI_Request request) {
 
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm) {
+  flushUnposted(); // device sends queued before this one go first
   if (dest == MPI_PROC_NULL || !active())
     return;
   int size = 0;

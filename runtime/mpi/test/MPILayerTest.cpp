@@ -13,8 +13,9 @@
 // nonblocking, persistent, probe, mprobe, sendrecv, send modes), wildcard
 // (any source/any tag from every other rank), semantics (truncation with
 // MPI_ERRORS_RETURN, MPI_PROC_NULL, count 0, self sends, a type freed while
-// its message is pending, MPI_BOTTOM, cancel, one-sided calls on device
-// memory refused), collectives, pack.
+// its message is pending, MPI_BOTTOM, cancel, the order of an Isend whose
+// pack runs on and the sends after it, one-sided calls on device memory
+// refused), collectives, pack.
 // Prints "N passed, M failed" on rank 0; exits 1 on any failure, 77 when no
 // device memory can be allocated or the layer is not active.
 // Diagnostics (p2p, with --only N): DDTC_TEST_PRINT_TYPES=1 prints each
@@ -782,6 +783,35 @@ void suiteSemantics(uint64_t seed) {
     int c = 0;
     MPI_Test_cancelled(&st, &c);
     check(c == 1, "cancelled receive", c);
+  }
+  // Order: a device MPI_Isend whose pack may still run when it returns, then
+  // a host send and a small blocking device send to the same peer and tag,
+  // arrive in that order (MPI's non-overtaking rule).
+  {
+    Buffer big(*vec, 40, seed + 7, rank == 1),
+        small(*vec, 1, seed + 8, rank == 1);
+    int ints[10];
+    for (int i = 0; i < 10; ++i)
+      ints[i] = rank == 0 ? 1000 + i : -1;
+    if (rank == 0) {
+      MPI_Request r;
+      MPI_Isend(big.dOrigin(), 40, mt.h, 1, 5, comm, &r);
+      MPI_Send(ints, 10, MPI_INT, 1, 5, comm);
+      MPI_Send(small.dOrigin(), 1, mt.h, 1, 5, comm);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Status st[3];
+      int n[3] = {-1, -1, -1};
+      MPI_Recv(big.dOrigin(), 40, mt.h, 0, 5, comm, &st[0]);
+      MPI_Recv(ints, 10, MPI_INT, 0, 5, comm, &st[1]);
+      MPI_Recv(small.dOrigin(), 1, mt.h, 0, 5, comm, &st[2]);
+      MPI_Get_count(&st[0], mt.h, &n[0]);
+      MPI_Get_count(&st[1], MPI_INT, &n[1]);
+      MPI_Get_count(&st[2], mt.h, &n[2]);
+      check(n[0] == 40 && n[1] == 10 && n[2] == 1 && ints[9] == 1009,
+            "an Isend, a host send and a Send to one peer arrive in order",
+            n[0], n[1]);
+    }
   }
   checkOneSidedRefusals(comm, peer);
   MPI_Barrier(comm);
