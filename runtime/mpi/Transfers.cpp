@@ -601,9 +601,11 @@ int post(Operation &op, bool nonblocking = false) {
                                                /*copyIn=*/true);
     if (!op.staged->ok())
       return raise(op.comm, MPI_ERR_OTHER, "cannot stage a device buffer");
-    if (op.send)
+    if (op.send) {
+      flushUnposted(); // the messages sent before this one go first
       return isendInMode(op.staged->host(), op.count, op.datatype, op.peer,
                          op.tag, op.comm, op.mode, &op.inner);
+    }
     if (op.message != MPI_MESSAGE_NULL)
       return PMPI_Imrecv(op.staged->host(), op.count, op.datatype, &op.message,
                          &op.inner);
