@@ -193,11 +193,10 @@ bool packOnHost(Operation &op, int64_t packed, int64_t first, int64_t span,
 }
 
 /// Packs the whole message into pinned memory. With `launchOnly` a pack by
-/// a kernel or a copy is only launched, its event in op.event, and
-/// `launched` says so; otherwise (and for a pack on the host) it is done
-/// when this returns.
-int packWhole(Operation &op, bool launchOnly = false,
-              bool *launched = nullptr) {
+/// a kernel or a copy is only launched, and op.event is recorded after it;
+/// otherwise (and for a pack on the host) it is done when this returns and
+/// op.event stays null.
+int packWhole(Operation &op, bool launchOnly = false) {
   int64_t n = packedBytes(op);
   op.pinnedBytes = static_cast<size_t>(n);
   op.pinned = pinnedAcquire(op.pinnedBytes);
@@ -219,13 +218,8 @@ int packWhole(Operation &op, bool launchOnly = false,
   else
     ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
                    settings().maxCtas) == DDTC_SUCCESS;
-  if (ok && launchOnly) {
-    op.event = recordEvent(op.stream);
-    if (op.event) {
-      *launched = true;
-      return MPI_SUCCESS;
-    }
-  }
+  if (ok && launchOnly && (op.event = recordEvent(op.stream)))
+    return MPI_SUCCESS;
   if (!ok || !syncStream(op.stream, error))
     return raise(op.comm, MPI_ERR_OTHER,
                  ok ? error.c_str() : ddtc_last_error());
@@ -584,7 +578,8 @@ std::atomic<long long> operationsStarted{0};
 
 /// Starts one transfer: the library's message is posted when this returns,
 /// but for a nonblocking eager send whose pack may run on (mayLeavePack):
-/// that one waits in the queue of unposted sends (state Packing).
+/// that one waits in the queue of unposted sends (state Packing). Every
+/// other send hands the queue over before its own message (flushUnposted).
 int post(Operation &op, bool nonblocking = false) {
   operationsStarted.fetch_add(1, std::memory_order_relaxed);
   op.state = Operation::State::Posted;
@@ -593,8 +588,6 @@ int post(Operation &op, bool nonblocking = false) {
   op.error = MPI_SUCCESS;
   op.cancelled = false;
   op.started = true;
-  if (op.send && !mayLeavePack(op, nonblocking))
-    flushUnposted(); // the messages sent before this one go first
   if (!op.info->type || protocol() == Protocol::Staged) {
     // Staged through host memory with the MPI datatype itself.
     op.staged = std::make_unique<StagedBuffer>(op.buf, op.count, op.datatype,
@@ -602,7 +595,7 @@ int post(Operation &op, bool nonblocking = false) {
     if (!op.staged->ok())
       return raise(op.comm, MPI_ERR_OTHER, "cannot stage a device buffer");
     if (op.send) {
-      flushUnposted(); // the messages sent before this one go first
+      flushUnposted();
       return isendInMode(op.staged->host(), op.count, op.datatype, op.peer,
                          op.tag, op.comm, op.mode, &op.inner);
     }
@@ -618,11 +611,10 @@ int post(Operation &op, bool nonblocking = false) {
       return startPipeSend(op);
     }
     trace("eager-send", -1, packedBytes(op));
-    bool launched = false;
-    const bool leave = mayLeavePack(op, nonblocking);
-    if (int rc = packWhole(op, leave, &launched); rc != MPI_SUCCESS)
+    if (int rc = packWhole(op, mayLeavePack(op, nonblocking));
+        rc != MPI_SUCCESS)
       return rc;
-    if (launched) {
+    if (op.event) { // the pack runs on: queued
       note(3, "%s %d bytes to %d tag %d (eager, posted once packed)",
            modeName(op.mode), packedBytes(op), op.peer, op.tag);
       op.onWire = false;
@@ -632,10 +624,7 @@ int post(Operation &op, bool nonblocking = false) {
       unpostedCount.fetch_add(1, std::memory_order_release);
       return MPI_SUCCESS;
     }
-    // A send that could have waited in the queue but was packed at once (on
-    // the host): the ones queued before it go first.
-    if (leave)
-      flushUnposted();
+    flushUnposted();
     trace("packed", 0);
     note(3, "%s %d bytes to %d tag %d (eager)", modeName(op.mode),
          packedBytes(op), op.peer, op.tag);
