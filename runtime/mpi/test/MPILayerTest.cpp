@@ -14,8 +14,8 @@
 // (any source/any tag from every other rank), semantics (truncation with
 // MPI_ERRORS_RETURN, MPI_PROC_NULL, count 0, self sends, a type freed while
 // its message is pending, MPI_BOTTOM, cancel, the order of an Isend whose
-// pack runs on and the sends after it, one-sided calls on device memory
-// refused), collectives, pack.
+// pack runs on and the sends after it, receives matching messages of another
+// kind, one-sided calls on device memory refused), collectives, pack.
 // Prints "N passed, M failed" on rank 0; exits 1 on any failure, 77 when no
 // device memory can be allocated or the layer is not active.
 // Diagnostics (p2p, with --only N): DDTC_TEST_PRINT_TYPES=1 prints each
@@ -586,6 +586,71 @@ void suiteWildcard(uint64_t seed, int rounds) {
 /// One-sided calls on device memory are refused with MPI_ERR_BUFFER (the
 /// MPI library would read the device pointer from the host); on host
 /// memory they work. `comm` (2 ranks) returns errors.
+/// Erroneous programs whose receives match messages of another kind: MPI
+/// defines what they get (the bytes that fit, MPI_ERR_TRUNCATE when they do
+/// not), and the layer must deliver that, never crash, and leave the
+/// channel usable. Rank 0 sends ten host ints, `big` (eager or pipelined,
+/// by protocol), then ten host ints again; rank 1 receives them into a
+/// device buffer of `vec`, ten host ints and a device buffer of one `vec`.
+/// `big` stays below the shared-memory transport's eager size (4 KiB): Open
+/// MPI 4.1's single-copy (CMA) path writes a truncated rendezvous message
+/// whole, past the receive buffer, with or without the layer (docs/MPI.md).
+void checkMismatchedReceives(MPI_Comm comm, const Datatype &vec,
+                             MPI_Datatype vecType, uint64_t seed) {
+  const int bigCount = 4; // 3200 packed bytes
+  Buffer big(vec, bigCount, seed + 11, rank == 1);
+  Buffer one(vec, 1, seed + 12, rank == 1);
+  int ints[10];
+  for (int i = 0; i < 10; ++i)
+    ints[i] = rank == 0 ? 2000 + i : -1;
+  if (rank == 0) {
+    int rc = MPI_Send(ints, 10, MPI_INT, 1, 6, comm);
+    rc |= MPI_Send(big.dOrigin(), bigCount, vecType, 1, 6, comm);
+    rc |= MPI_Send(ints, 10, MPI_INT, 1, 6, comm);
+    check(rc == MPI_SUCCESS, "sends to mismatched receives complete", rc);
+  } else {
+    MPI_Status st[3];
+    // Ten host ints into the device buffer: 40 bytes of packed data, the
+    // first ten ints of the type.
+    int rc0 = MPI_Recv(big.dOrigin(), bigCount, vecType, 0, 6, comm, &st[0]);
+    std::vector<unsigned char> got = big.deviceBytes();
+    int firstInts[10];
+    // The vector's blocks are 2 ints every 3: ints 0,1 then 3,4 and so on.
+    for (int i = 0; i < 10; ++i)
+      std::memcpy(&firstInts[i], got.data() + 8 + 4 * ((i / 2) * 3 + i % 2),
+                  sizeof(int));
+    bool bytesOk = true;
+    for (int i = 0; i < 10; ++i)
+      bytesOk = bytesOk && firstInts[i] == 2000 + i;
+    MPI_Count bytes = -1;
+    MPI_Get_elements_x(&st[0], MPI_BYTE, &bytes);
+    check(rc0 == MPI_SUCCESS && bytesOk && bytes == 40,
+          "ten host ints received into a device buffer of a vector", rc0,
+          bytes);
+    // The device message into ten host ints: too long.
+    int rc1 = MPI_Recv(ints, 10, MPI_INT, 0, 6, comm, &st[1]);
+    int cls = 0;
+    MPI_Error_class(rc1, &cls);
+    check(cls == MPI_ERR_TRUNCATE,
+          "a device message into a short host receive is MPI_ERR_TRUNCATE", cls,
+          MPI_ERR_TRUNCATE);
+    // Ten host ints into one vector on the device (200 ints of room).
+    int rc2 = MPI_Recv(one.dOrigin(), 1, vecType, 0, 6, comm, &st[2]);
+    MPI_Get_elements_x(&st[2], MPI_BYTE, &bytes);
+    check(rc2 == MPI_SUCCESS && bytes == 40,
+          "the channel works after a truncated receive", rc2, bytes);
+  }
+  // And a correct exchange after them.
+  Buffer s(vec, 3, seed + 13, false), r(vec, 3, 0, true);
+  MPI_Status st;
+  int rc = MPI_Sendrecv(s.dOrigin(), 3, vecType, 1 - rank, 8, r.dOrigin(), 3,
+                        vecType, 1 - rank, 8, comm, &st);
+  int n = -1;
+  MPI_Get_count(&st, vecType, &n);
+  check(rc == MPI_SUCCESS && n == 3, "an exchange after mismatched receives",
+        rc, n);
+}
+
 void checkOneSidedRefusals(MPI_Comm comm, int peer) {
   const int n = 8;
   void *d = deviceAlloc(n * sizeof(int));
@@ -813,6 +878,7 @@ void suiteSemantics(uint64_t seed) {
             n[0], n[1]);
     }
   }
+  checkMismatchedReceives(comm, *vec, mt.h, seed);
   checkOneSidedRefusals(comm, peer);
   MPI_Barrier(comm);
   MPI_Comm_free(&comm);
