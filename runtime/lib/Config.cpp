@@ -44,6 +44,36 @@ bool parsePositive(const std::string &s, int64_t &out) {
   return true;
 }
 
+/// Digits with an optional K, M or G (powers of 1024); false when it is not
+/// that or exceeds 2^40.
+bool parseBytes(std::string s, int64_t &out) {
+  int shift = 0;
+  if (!s.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(s.back()))) {
+    case 'K':
+      shift = 10;
+      break;
+    case 'M':
+      shift = 20;
+      break;
+    case 'G':
+      shift = 30;
+      break;
+    }
+    if (shift)
+      s.pop_back();
+  }
+  int64_t v = 0;
+  if (s == "0")
+    v = 0;
+  else if (!parsePositive(s, v))
+    return false;
+  if (v > (int64_t(1) << (40 - shift)))
+    return false;
+  out = v << shift;
+  return true;
+}
+
 std::string defaultCacheDir() {
   std::string xdg = env("XDG_CACHE_HOME");
   // The XDG spec ignores relative paths.
@@ -112,6 +142,25 @@ Config readConfig() {
       c.warnings += "DDTC_JIT_THREADS='" + threads +
                     "' is not a number from 1 to 64; using " +
                     std::to_string(c.jitThreads) + "\n";
+  }
+  std::string stagingMin = env("DDTC_HOST_STAGING_MIN");
+  if (!stagingMin.empty()) {
+    if (parseBytes(stagingMin, v))
+      c.hostStagingMin = v;
+    else
+      c.warnings += "DDTC_HOST_STAGING_MIN='" + stagingMin +
+                    "' is not a byte count (digits, optionally K, M or G); "
+                    "using " +
+                    std::to_string(c.hostStagingMin) + "\n";
+  }
+  std::string stagingChunk = env("DDTC_HOST_STAGING_CHUNK");
+  if (!stagingChunk.empty()) {
+    if (parseBytes(stagingChunk, v) && v >= 256 && v <= (int64_t(1) << 30))
+      c.hostStagingChunk = v;
+    else
+      c.warnings += "DDTC_HOST_STAGING_CHUNK='" + stagingChunk +
+                    "' is not a byte count from 256 to 1G; using " +
+                    std::to_string(c.hostStagingChunk) + "\n";
   }
   return c;
 }

@@ -6,7 +6,8 @@
 //   here (Config.cpp)       DDTC_CACHE_DIR, DDTC_DISABLE_CACHE, DDTC_JIT,
 //                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
-//                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS
+//                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS,
+//                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
 //                           loads the driver before any setting is read)
 //   lib/Target/CUDA/NVRTCCompiler.cpp
@@ -63,6 +64,14 @@ struct Config {
   bool mappedChunks = true;
   /// DDTC_JIT_THREADS: background compiler threads.
   int jitThreads = 2;
+  /// DDTC_HOST_STAGING_MIN: packs of at least this many bytes into host
+  /// memory go through device memory and a copy engine (HostStaging.h); 0
+  /// turns that off. Below 16 MiB the kernel's own writes were faster on an
+  /// H200 (docs/Performance.md).
+  int64_t hostStagingMin = int64_t(16) << 20;
+  /// DDTC_HOST_STAGING_CHUNK: the bytes packed and copied a step (the
+  /// context's device ring holds two).
+  int64_t hostStagingChunk = int64_t(8) << 20;
   /// Settings that were not understood, to report once.
   std::string warnings;
 };

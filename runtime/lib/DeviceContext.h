@@ -43,6 +43,20 @@ struct DeviceContext {
   /// (packs into mapped host memory take them).
   const LoadedModule *chunkUnits[5] = {};
   cu::CUstream uploadStream = nullptr;
+
+  /// Device memory and a copy stream for packs into host memory that go
+  /// through the device (HostStaging.h), made at the first such pack.
+  struct HostStaging {
+    static constexpr int kSlots = 2;
+    std::mutex m;
+    bool tried = false, ready = false;
+    cu::CUstream copyStream = nullptr;
+    cu::CUdeviceptr ring = 0;
+    int64_t slotBytes = 0; ///< the chunk, plus room to align it
+    cu::CUevent packed[kSlots] = {}, copied[kSlots] = {};
+    bool copiedRecorded[kSlots] = {};
+    cu::CUevent done = nullptr;
+  } staging;
 };
 
 /// The driver, or NO_DEVICE with the reason.

@@ -12,6 +12,7 @@
 #include "BuiltinKernels.h"
 #include "Config.h"
 #include "GenericPlan.h"
+#include "HostStaging.h"
 #include "PlanCache.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
@@ -568,9 +569,9 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   if (!s.ok())
     return s;
   CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
-  CUdeviceptr p = reinterpret_cast<uintptr_t>(packed);
   CUdeviceptr u = sel.table;
-  auto launch = [&](const LoadedModule &m, const LaunchConfig &cfg) {
+  auto launch = [&](const LoadedModule &m, const LaunchConfig &cfg,
+                    CUdeviceptr p) {
     void *args[4] = {&o, &p, const_cast<int64_t *>(cfg.params.data()), &u};
     CUresult rc = api->cuLaunchKernel(
         pack ? m.pack : m.unpack, static_cast<unsigned>(cfg.grid), 1, 1,
@@ -582,57 +583,78 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                                std::string(fn) + ": " +
                                    describeError(*api, "cuLaunchKernel", rc));
   };
-  if (sel.nests) {
-    // One launch per nest that holds bytes of [lo, hi), in one stream.
-    for (const Nest &n : *sel.nests) {
-      LaunchConfig cfg = computeNestLaunch(n, t.specialized->layout.size,
-                                           t.specialized->layout.extent,
-                                           count, lo, hi, maxCtas);
-      if (!cfg.error.empty())
-        return Status::error(DDTC_ERROR_INTERNAL,
-                             std::string(fn) + ": " + cfg.error);
-      if (cfg.grid == 0)
-        continue;
-      s = launch(*sel.nestModules[widthIndex(n.width)], cfg);
-      if (!s.ok())
-        return s;
+  // Moves bytes [from, to) to or from `p`, the address of byte `from`.
+  auto run = [&](int64_t from, int64_t to, CUdeviceptr p,
+                 UnitsKernels design) -> Status {
+    if (sel.nests) {
+      // One launch per nest that holds bytes of [from, to), in one stream.
+      for (const Nest &n : *sel.nests) {
+        LaunchConfig cfg = computeNestLaunch(n, t.specialized->layout.size,
+                                             t.specialized->layout.extent,
+                                             count, from, to, maxCtas);
+        if (!cfg.error.empty())
+          return Status::error(DDTC_ERROR_INTERNAL,
+                               std::string(fn) + ": " + cfg.error);
+        if (cfg.grid == 0)
+          continue;
+        if (Status s = launch(*sel.nestModules[widthIndex(n.width)], cfg, p);
+            !s.ok())
+          return s;
+      }
+      ++stats().genericLaunches;
+      return Status::success();
     }
-    ++stats().genericLaunches;
+    const LoadedModule *module = sel.module;
+    if (design == UnitsKernels::Chunks)
+      if (Status s = loadChunkKernels(
+              *api, *dc, static_cast<int>(sel.plan->width), module);
+          !s.ok())
+        return s;
+    LaunchConfig cfg =
+        computeLaunch(*sel.plan, count, from, to, maxCtas, pack, design);
+    if (!cfg.error.empty())
+      return Status::error(DDTC_ERROR_INTERNAL,
+                           std::string(fn) + ": " + cfg.error);
+    if (cfg.grid == 0)
+      return Status::success();
+    if (Status s = launch(*module, cfg, p); !s.ok())
+      return s;
+    ++(sel.specialized && design == UnitsKernels::Planned
+           ? stats().specializedLaunches
+           : stats().genericLaunches);
     return Status::success();
+  };
+  CUdeviceptr p = reinterpret_cast<uintptr_t>(packed);
+  if (!pack)
+    return run(lo, hi, p, UnitsKernels::Planned);
+  bool unitsByWarps =
+      !sel.nests && isUnits(*sel.plan) && !unitsByChunks(*sel.plan);
+  // Without the pointer checks, the packed buffer's kind is asked only where
+  // it decides the kernels.
+  if (!config().checkPointers && (stagesHostPack(hi - lo, CU_MEMORYTYPE_HOST) ||
+                                  (unitsByWarps && config().mappedChunks)))
+    checkDevicePointer(*api, packed, "packed", &packedType);
+  // A large pack into host memory: through device memory and a copy engine.
+  if (stagesHostPack(hi - lo, packedType)) {
+    bool staged = false;
+    s = packThroughDevice(
+        *api, *dc, lo, hi, const_cast<void *>(packed),
+        static_cast<CUstream>(stream),
+        [&](int64_t from, int64_t to, CUdeviceptr at) {
+          return run(from, to, at, UnitsKernels::Planned);
+        },
+        staged);
+    if (!s.ok() || staged)
+      return s;
   }
   // A pack into mapped host memory of a type whose kernels give a work unit
   // a warp runs the generic chunk kernel of its width instead: its threads
   // store consecutive 16-byte chunks, the long sequential writes the host's
   // link wants, where a warp a unit leaves the ends of every unit to a few
   // lanes.
-  const LoadedModule *module = sel.module;
-  UnitsKernels design = UnitsKernels::Planned;
-  if (pack && isUnits(*sel.plan) && !unitsByChunks(*sel.plan) &&
-      config().mappedChunks) {
-    if (!config().checkPointers)
-      checkDevicePointer(*api, packed, "packed", &packedType);
-    if (packedType == CU_MEMORYTYPE_HOST) {
-      s = loadChunkKernels(*api, *dc, static_cast<int>(sel.plan->width),
-                           module);
-      if (!s.ok())
-        return s;
-      design = UnitsKernels::Chunks;
-    }
-  }
-  LaunchConfig cfg =
-      computeLaunch(*sel.plan, count, lo, hi, maxCtas, pack, design);
-  if (!cfg.error.empty())
-    return Status::error(DDTC_ERROR_INTERNAL,
-                         std::string(fn) + ": " + cfg.error);
-  if (cfg.grid == 0)
-    return Status::success();
-  s = launch(*module, cfg);
-  if (!s.ok())
-    return s;
-  ++(sel.specialized && design == UnitsKernels::Planned
-         ? stats().specializedLaunches
-         : stats().genericLaunches);
-  return Status::success();
+  bool chunks =
+      unitsByWarps && config().mappedChunks && packedType == CU_MEMORYTYPE_HOST;
+  return run(lo, hi, p, chunks ? UnitsKernels::Chunks : UnitsKernels::Planned);
 }
 
 void releaseType(ddtc_type_s &t) {

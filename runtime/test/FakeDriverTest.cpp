@@ -135,6 +135,122 @@ bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
   return body() == kPass;
 }
 
+/// Packs into pinned host memory of at least DDTC_HOST_STAGING_MIN bytes go
+/// through the device: one launch per DDTC_HOST_STAGING_CHUNK bytes into a
+/// ring of two device slots, each copied to the host by a copy engine
+/// (HostStaging.h). With chunks of 256 bytes the ring is reused many times,
+/// so a copy that overtook the next pack into its slot, or a caller's
+/// stream that did not wait for the last copy, shows in the bytes (the
+/// asynchronous fake delays every operation). Ranges start and end inside
+/// chunks; the packs run on the legacy stream, on a stream of the test's,
+/// and from four threads at once; below the threshold one launch writes
+/// the host memory. Returns whether all held.
+bool hostPacksThroughDevice(const cu::DriverAPI &api) {
+  auto body = [&]() -> int {
+    const char *spec =
+        "t = indexed([5, 9, 2, 7, 11, 3, 6, 8, 4, 10, 1, 12, 5, 7, 9, 2, 6, "
+        "3], [0, 6, 17, 20, 29, 41, 45, 53, 62, 67, 78, 80, 93, 99, 107, 117, "
+        "120, 127], double)\n";
+    SpecFile parsed;
+    std::string error;
+    CHECK(parseSpec(spec, "t", parsed, error));
+    const Datatype &type = *parsed.bindings.back().type;
+    const LayoutInfo &l = type.layout();
+    const int64_t count = 9, total = l.size * count;
+    const size_t span =
+        static_cast<size_t>(l.trueLb + l.trueExtent + l.extent * (count - 1));
+    DeviceBuffer origin(api, span);
+    std::vector<unsigned char> in(span), ref(static_cast<size_t>(total));
+    std::mt19937_64 rng(23);
+    for (unsigned char &c : in)
+      c = static_cast<unsigned char>(rng());
+    CHECK(api.cuMemcpyHtoD(origin.p, in.data(), span) == 0);
+    referencePack(type, count, in.data(), ref.data());
+    setenv("DDTC_HOST_STAGING_MIN", "1000", 1);
+    setenv("DDTC_HOST_STAGING_CHUNK", "256", 1);
+    resetRuntime();
+    ddtc_type t = makeType(spec);
+    CHECK(t && ddtc_type_commit(t) == DDTC_SUCCESS &&
+          ddtc_type_wait(t) == DDTC_SUCCESS);
+    cu::CUstream own = nullptr;
+    CHECK(api.cuStreamCreate(&own, cu::CU_STREAM_NON_BLOCKING) == 0);
+    // Packs [lo, hi) into fresh pinned memory on `stream`, waits for the
+    // stream alone, and compares; returns the launches it took.
+    auto packOnce = [&](int64_t lo, int64_t hi, cu::CUstream stream,
+                        int64_t &launches) -> bool {
+      const size_t n = static_cast<size_t>(hi - lo) + 16;
+      void *mem = nullptr;
+      if (api.cuMemAllocHost(&mem, n) != 0)
+        return false;
+      auto *host = static_cast<unsigned char *>(mem);
+      std::memset(host, 0xA5, n);
+      ddtc_stats before = statsNow();
+      bool ok = ddtc_pack(t, origin.get(), count, lo, hi, host, stream, 0) ==
+                    DDTC_SUCCESS &&
+                api.cuStreamSynchronize(stream) == 0;
+      launches = statsNow().specialized_launches - before.specialized_launches;
+      int64_t bad = 0;
+      while (ok && bad < hi - lo && host[bad] == ref[lo + bad])
+        ++bad;
+      ok = ok && bad == hi - lo && host[hi - lo] == 0xA5;
+      api.cuMemFreeHost(mem);
+      return ok;
+    };
+    for (cu::CUstream stream : {cu::CUstream(nullptr), own})
+      for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, total},
+                            {13, total - 7},
+                            {300, 1301},
+                            {total - 1000, total}}) {
+        int64_t launches = 0;
+        CHECK_MSG(packOnce(lo, hi, stream, launches),
+                  "pack of [%lld, %lld) into host memory through the device "
+                  "(stream %p): wrong bytes",
+                  (long long)lo, (long long)hi, (void *)stream);
+        // One launch per chunk of 256 stream bytes the range touches.
+        int64_t chunks = (hi - lo + 255) / 256;
+        CHECK_MSG(launches == chunks, "[%lld, %lld): %lld launches, not %lld",
+                  (long long)lo, (long long)hi, (long long)launches,
+                  (long long)chunks);
+      }
+    // Below the threshold: one launch writes the host memory.
+    int64_t launches = 0;
+    CHECK(packOnce(5, 900, own, launches) && launches == 1);
+    // Four threads, each with its stream, share the context's ring.
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+      threads.emplace_back([&, i] {
+        cu::CUcontext ctx = nullptr;
+        cu::CUdevice dev = 0;
+        cu::CUstream s = nullptr;
+        if (api.cuDeviceGet(&dev, 0) != 0 ||
+            api.cuDevicePrimaryCtxRetain(&ctx, dev) != 0 ||
+            api.cuCtxSetCurrent(ctx) != 0 ||
+            api.cuStreamCreate(&s, cu::CU_STREAM_NON_BLOCKING) != 0) {
+          ++failures;
+          return;
+        }
+        for (int k = 0; k < 3; ++k) {
+          int64_t n = 0, lo = 17 * i + k;
+          if (!packOnce(lo, total - 3 * k, s, n))
+            ++failures;
+        }
+        api.cuStreamDestroy(s);
+        api.cuDevicePrimaryCtxRelease(dev);
+      });
+    for (std::thread &th : threads)
+      th.join();
+    CHECK_MSG(failures == 0, "%d packs from threads failed", failures.load());
+    api.cuStreamDestroy(own);
+    ddtc_type_free(&t);
+    unsetenv("DDTC_HOST_STAGING_MIN");
+    unsetenv("DDTC_HOST_STAGING_CHUNK");
+    resetRuntime();
+    return kPass;
+  };
+  return body() == kPass;
+}
+
 } // namespace
 
 DDTC_TEST("fake-driver", fakeDriver) {
@@ -268,6 +384,7 @@ DDTC_TEST("fake-driver", fakeDriver) {
   unsetenv("DDTC_JIT");
 
   CHECK(mappedHostPacksByChunks(*api));
+  CHECK(hostPacksThroughDevice(*api));
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;

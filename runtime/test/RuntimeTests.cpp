@@ -10,6 +10,7 @@
 #include "TestUtil.h"
 
 #include "CUDADriver.h"
+#include "Config.h"
 #include "DiskCache.h"
 #include "GenericPlan.h"
 #include "KernelCache.h"
@@ -1197,6 +1198,52 @@ DDTC_TEST("plan-cost", planCost) {
             ddtc_last_error());
   ddtc_type_free(&t);
   unsetenv("DDTC_JIT");
+  return kPass;
+}
+
+/// DDTC_HOST_STAGING_MIN and DDTC_HOST_STAGING_CHUNK: byte counts with K,
+/// M or G; 0 turns staging off; what is not understood keeps the default
+/// and is reported.
+DDTC_TEST("host-staging-settings", hostStagingSettings) {
+  struct Case {
+    const char *min, *chunk;
+    int64_t wantMin, wantChunk;
+    bool warns;
+  };
+  const int64_t dMin = int64_t(16) << 20, dChunk = int64_t(8) << 20;
+  const Case cases[] = {
+      {nullptr, nullptr, dMin, dChunk, false},
+      {"0", "256", 0, 256, false},
+      {"3M", "512k", 3 << 20, 512 << 10, false},
+      {"1G", "1G", int64_t(1) << 30, int64_t(1) << 30, false},
+      {"12345", "4096", 12345, 4096, false},
+      {"lots", "255", dMin, dChunk, true},
+      {"-1", "2G", dMin, dChunk, true},
+      {"16MB", "0", dMin, dChunk, true},
+      {"99999999999999999999", "", dMin, dChunk, true},
+  };
+  for (const Case &c : cases) {
+    auto set = [](const char *name, const char *v) {
+      if (v)
+        setenv(name, v, 1);
+      else
+        unsetenv(name);
+    };
+    set("DDTC_HOST_STAGING_MIN", c.min);
+    set("DDTC_HOST_STAGING_CHUNK", c.chunk);
+    rt::reloadConfig();
+    const rt::Config &cfg = rt::config();
+    CHECK_MSG(cfg.hostStagingMin == c.wantMin &&
+                  cfg.hostStagingChunk == c.wantChunk &&
+                  cfg.warnings.empty() == !c.warns,
+              "MIN=%s CHUNK=%s: %lld, %lld, warnings '%s'",
+              c.min ? c.min : "(unset)", c.chunk ? c.chunk : "(unset)",
+              (long long)cfg.hostStagingMin, (long long)cfg.hostStagingChunk,
+              cfg.warnings.c_str());
+  }
+  unsetenv("DDTC_HOST_STAGING_MIN");
+  unsetenv("DDTC_HOST_STAGING_CHUNK");
+  rt::reloadConfig();
   return kPass;
 }
 

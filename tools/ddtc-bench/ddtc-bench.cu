@@ -634,6 +634,12 @@ int main(int argc, char **argv) {
   globalText["driver_compute_cache"] =
       computeCacheSetByBench() ? "off (set by ddtc-bench)"
                                : "as the environment set it";
+  // Settings of libddtc that change what the "host" column measures.
+  for (const char *name : {"DDTC_HOST_STAGING_MIN", "DDTC_HOST_STAGING_CHUNK",
+                           "DDTC_MAPPED_CHUNKS"}) {
+    const char *v = std::getenv(name);
+    globalText[name] = v ? v : "unset (the default)";
+  }
   // The empty kernel: a single launch waited for, and back-to-back launches.
   global["empty_kernel_us"] = timeUs([] { emptyKernel<<<1, 32>>>(); }, 200, 20);
   {
