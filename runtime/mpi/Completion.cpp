@@ -213,9 +213,13 @@ DDTC_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag,
     return PMPI_Request_get_status(request, flag, status);
   MPI_Status st;
   int rc = PMPI_Request_get_status(request, flag, &st);
-  // The operation's figures are written by the Wait/Test that frees the
-  // request; here only completion is reported, with the completion's status.
-  if (rc == MPI_SUCCESS && *flag && status != MPI_STATUS_IGNORE)
-    *status = st;
+  if (rc != MPI_SUCCESS || !*flag || status == MPI_STATUS_IGNORE)
+    return rc;
+  // A device transfer's figures (source, tag, bytes, error, cancelled), as
+  // its Wait or Test will write them; for the layer's other requests (host
+  // receives of pipelined messages, staged operations) the completion
+  // message's status.
+  *status = st;
+  peekStatus(request, status);
   return rc;
 }

@@ -387,6 +387,10 @@ bool freeRequest(MPI_Request request);
 bool cancelRequest(MPI_Request request, int &rc);
 /// Whether `request` is the layer's (for Request_get_status).
 bool isLayerRequest(MPI_Request request);
+/// For MPI_Request_get_status of a completed layer request (which stays
+/// active): writes the status its Wait or Test will give, when the layer
+/// knows it already (a device transfer); false otherwise.
+bool peekStatus(MPI_Request request, MPI_Status *status);
 
 //===--- Staging for collectives and fallbacks ----------------------------===//
 

@@ -1106,6 +1106,14 @@ bool isLayerRequest(MPI_Request request) {
   return anyPending() && findOp(request) != nullptr;
 }
 
+bool peekStatus(MPI_Request request, MPI_Status *status) {
+  OpRef op = lookupRequest(request);
+  if (!op || op->kind != Operation::Kind::Device || !op->started)
+    return false;
+  writeStatus(*op, status);
+  return true;
+}
+
 //===--- Host buffers on communicators with a pair ------------------------===//
 
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,

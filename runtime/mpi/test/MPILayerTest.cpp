@@ -878,6 +878,34 @@ void suiteSemantics(uint64_t seed) {
             n[0], n[1]);
     }
   }
+  // MPI_Request_get_status of a device receive gives the status its Wait
+  // will give (source, tag, count), and leaves the request to the Wait.
+  {
+    Buffer b(*vec, 3, seed + 14, rank == 1);
+    MPI_Request r;
+    if (rank == 0)
+      MPI_Isend(b.dOrigin(), 3, mt.h, 1, 12, comm, &r);
+    else
+      MPI_Irecv(b.dOrigin(), 3, mt.h, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &r);
+    int flag = 0;
+    MPI_Status peek, st;
+    while (!flag)
+      MPI_Request_get_status(r, &flag, &peek);
+    int rc = MPI_Wait(&r, &st);
+    if (rank == 1) {
+      int n = -1, m = -1;
+      MPI_Get_count(&peek, mt.h, &n);
+      MPI_Get_count(&st, mt.h, &m);
+      check(rc == MPI_SUCCESS && r == MPI_REQUEST_NULL && n == 3 && m == 3 &&
+                peek.MPI_SOURCE == 0 && peek.MPI_TAG == 12 &&
+                st.MPI_SOURCE == 0 && st.MPI_TAG == 12,
+            "MPI_Request_get_status gives a device receive's status", n,
+            peek.MPI_TAG);
+    } else {
+      check(rc == MPI_SUCCESS && r == MPI_REQUEST_NULL,
+            "MPI_Request_get_status leaves a device send to its Wait", rc);
+    }
+  }
   checkMismatchedReceives(comm, *vec, mt.h, seed);
   checkOneSidedRefusals(comm, peer);
   MPI_Barrier(comm);
