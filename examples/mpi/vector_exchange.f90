@@ -10,7 +10,8 @@
 ! they are only passed to MPI and copied with dm_to_device / dm_to_host.
 ! Every received value is copied back and compared, guard elements
 ! included; the nonblocking collectives and the file reads and writes also
-! check that the layer staged their device buffers. The file of the MPI I/O
+! check that the layer staged their device buffers; one-sided calls on
+! device memory must be refused (MPI_ERR_BUFFER). The file of the MPI I/O
 ! check is /tmp/ddtc-vector-exchange-<pid>.f90.dat, which rank 0 deletes. Rank 0 prints "vector_exchange (Fortran): N checks passed" when
 ! every check of both ranks passed; the status is 1 on any mismatch, 77
 ! when there is no GPU.
@@ -77,6 +78,8 @@ program vector_exchange
   integer :: block, flat, req(2), status(MPI_STATUS_SIZE), made
   integer :: counts(2), displs(2), rcounts(2), rdispls(2), fh, pid
   integer(kind=MPI_OFFSET_KIND) :: offset
+  integer(kind=MPI_ADDRESS_KIND) :: window_base
+  integer :: win
   integer(c_long_long) :: staged
   character(len=64) :: path
   character(len=16) :: protocol
@@ -310,6 +313,30 @@ program vector_exchange
   ! The sender's array must be as it was.
   call expect('the sent array is unchanged', pa, h, rows * cols)
 
+  ! One-sided calls on device memory are refused with MPI_ERR_BUFFER (the
+  ! layer does not move them; the MPI library would read the device
+  ! addresses from the host): a window over the device array, a device
+  ! origin of MPI_PUT and a device result of MPI_GET into a window of host
+  ! memory that the MPI library allocated.
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call MPI_WIN_CREATE(a, int(word * rows * cols, MPI_ADDRESS_KIND), int(word), &
+                      MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call report(error_class(ierr) == MPI_ERR_BUFFER, 'MPI_WIN_CREATE over device memory is refused')
+  call MPI_WIN_ALLOCATE(int(word * 4, MPI_ADDRESS_KIND), int(word), MPI_INFO_NULL, &
+                        MPI_COMM_WORLD, window_base, win, ierr)
+  call MPI_WIN_SET_ERRHANDLER(win, MPI_ERRORS_RETURN, ierr)
+  call MPI_WIN_FENCE(0, win, ierr)
+  call MPI_PUT(a, 4, MPI_DOUBLE_PRECISION, other, 0_MPI_ADDRESS_KIND, 4, &
+               MPI_DOUBLE_PRECISION, win, ierr)
+  call report(error_class(ierr) == MPI_ERR_BUFFER, 'MPI_PUT from device memory is refused')
+  call MPI_GET(a, 4, MPI_DOUBLE_PRECISION, other, 0_MPI_ADDRESS_KIND, 4, &
+               MPI_DOUBLE_PRECISION, win, ierr)
+  call report(error_class(ierr) == MPI_ERR_BUFFER, 'MPI_GET into device memory is refused')
+  call MPI_WIN_FENCE(0, win, ierr)
+  call MPI_WIN_FREE(win, ierr)
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
+  call expect('the array is unchanged by the refused one-sided calls', pa, h, rows * cols)
+
   call MPI_TYPE_FREE(block, ierr)
   call MPI_TYPE_FREE(flat, ierr)
   call dm_free(pa)
@@ -406,6 +433,12 @@ contains
     call report(layer_count('ddtc_mpi_staged_buffers') > staged, &
                 call_name // ': the layer staged the device buffers')
   end subroutine
+
+  integer function error_class(code)
+    integer, intent(in) :: code
+    integer :: e
+    call MPI_ERROR_CLASS(code, error_class, e)
+  end function
 
   subroutine report(ok, what)
     logical, intent(in) :: ok

@@ -1583,3 +1583,144 @@ DDTC_FORTRAN_FILE_BEGIN(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN,
                         File_write_ordered_begin)
 DDTC_FORTRAN_FILE_END(file_write_ordered_end, FILE_WRITE_ORDERED_END,
                       File_write_ordered_end)
+
+//===-- One-sided communication -------------------------------------------===//
+//
+// The C functions refuse device memory (OneSided.cpp); these entry points
+// make a Fortran program's calls reach them. Displacements and sizes are
+// INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint as it is.
+
+namespace {
+MPI_Win win(const MPI_Fint *w) { return MPI_Win_f2c(*w); }
+struct AsWin {
+  using C = MPI_Win;
+  static C null() { return MPI_WIN_NULL; }
+  static MPI_Fint toFortran(C c) { return MPI_Win_c2f(c); }
+};
+using WinOut = Out<AsWin>;
+} // namespace
+
+DDTC_FORTRAN_IMPL ddtc_fortran_win_create(void *base, MPI_Aint *size,
+                                          MPI_Fint *dispUnit, MPI_Fint *i,
+                                          MPI_Fint *c, MPI_Fint *w,
+                                          MPI_Fint *ierr) {
+  WinOut out(w);
+  finish(ierr,
+         MPI_Win_create(buffer(base), *size, integer(dispUnit), info(i),
+                        comm(c), out.get()),
+         out);
+}
+DDTC_FORTRAN(win_create, WIN_CREATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_win_attach(MPI_Fint *w, void *base,
+                                          MPI_Aint *size, MPI_Fint *ierr) {
+  setError(ierr, MPI_Win_attach(win(w), buffer(base), *size));
+}
+DDTC_FORTRAN(win_attach, WIN_ATTACH)
+
+// Put and Get: an origin buffer, its count and type, then the target's rank,
+// displacement, count and type, and the window.
+#define DDTC_FORTRAN_RMA(lower, upper, Name)                                   \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *origin, MPI_Fint *originCount, MPI_Fint *originType,               \
+      MPI_Fint *rank, MPI_Aint *disp, MPI_Fint *targetCount,                   \
+      MPI_Fint *targetType, MPI_Fint *w, MPI_Fint *ierr) {                     \
+    setError(ierr,                                                             \
+             MPI_##Name(buffer(origin), integer(originCount),                  \
+                        type(originType), integer(rank), *disp,                \
+                        integer(targetCount), type(targetType), win(w)));      \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+#define DDTC_FORTRAN_RRMA(lower, upper, Name)                                  \
+  DDTC_FORTRAN_IMPL ddtc_fortran_##lower(                                      \
+      void *origin, MPI_Fint *originCount, MPI_Fint *originType,               \
+      MPI_Fint *rank, MPI_Aint *disp, MPI_Fint *targetCount,                   \
+      MPI_Fint *targetType, MPI_Fint *w, MPI_Fint *request, MPI_Fint *ierr) {  \
+    RequestOut r(request);                                                     \
+    finish(ierr,                                                               \
+           MPI_##Name(buffer(origin), integer(originCount), type(originType),  \
+                      integer(rank), *disp, integer(targetCount),              \
+                      type(targetType), win(w), r.get()),                      \
+           r);                                                                 \
+  }                                                                            \
+  DDTC_FORTRAN(lower, upper)
+
+DDTC_FORTRAN_RMA(put, PUT, Put)
+DDTC_FORTRAN_RMA(get, GET, Get)
+DDTC_FORTRAN_RRMA(rput, RPUT, Rput)
+DDTC_FORTRAN_RRMA(rget, RGET, Rget)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_accumulate(void *origin, MPI_Fint *originCount,
+                                          MPI_Fint *originType, MPI_Fint *rank,
+                                          MPI_Aint *disp, MPI_Fint *targetCount,
+                                          MPI_Fint *targetType, MPI_Fint *o,
+                                          MPI_Fint *w, MPI_Fint *ierr) {
+  setError(ierr, MPI_Accumulate(buffer(origin), integer(originCount),
+                                type(originType), integer(rank), *disp,
+                                integer(targetCount), type(targetType), op(o),
+                                win(w)));
+}
+DDTC_FORTRAN(accumulate, ACCUMULATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_raccumulate(
+    void *origin, MPI_Fint *originCount, MPI_Fint *originType, MPI_Fint *rank,
+    MPI_Aint *disp, MPI_Fint *targetCount, MPI_Fint *targetType, MPI_Fint *o,
+    MPI_Fint *w, MPI_Fint *request, MPI_Fint *ierr) {
+  RequestOut r(request);
+  finish(ierr,
+         MPI_Raccumulate(buffer(origin), integer(originCount), type(originType),
+                         integer(rank), *disp, integer(targetCount),
+                         type(targetType), op(o), win(w), r.get()),
+         r);
+}
+DDTC_FORTRAN(raccumulate, RACCUMULATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_get_accumulate(
+    void *origin, MPI_Fint *originCount, MPI_Fint *originType, void *result,
+    MPI_Fint *resultCount, MPI_Fint *resultType, MPI_Fint *rank, MPI_Aint *disp,
+    MPI_Fint *targetCount, MPI_Fint *targetType, MPI_Fint *o, MPI_Fint *w,
+    MPI_Fint *ierr) {
+  setError(ierr, MPI_Get_accumulate(buffer(origin), integer(originCount),
+                                    type(originType), buffer(result),
+                                    integer(resultCount), type(resultType),
+                                    integer(rank), *disp, integer(targetCount),
+                                    type(targetType), op(o), win(w)));
+}
+DDTC_FORTRAN(get_accumulate, GET_ACCUMULATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_rget_accumulate(
+    void *origin, MPI_Fint *originCount, MPI_Fint *originType, void *result,
+    MPI_Fint *resultCount, MPI_Fint *resultType, MPI_Fint *rank, MPI_Aint *disp,
+    MPI_Fint *targetCount, MPI_Fint *targetType, MPI_Fint *o, MPI_Fint *w,
+    MPI_Fint *request, MPI_Fint *ierr) {
+  RequestOut r(request);
+  finish(ierr,
+         MPI_Rget_accumulate(buffer(origin), integer(originCount),
+                             type(originType), buffer(result),
+                             integer(resultCount), type(resultType),
+                             integer(rank), *disp, integer(targetCount),
+                             type(targetType), op(o), win(w), r.get()),
+         r);
+}
+DDTC_FORTRAN(rget_accumulate, RGET_ACCUMULATE)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_fetch_and_op(void *origin, void *result,
+                                            MPI_Fint *datatype, MPI_Fint *rank,
+                                            MPI_Aint *disp, MPI_Fint *o,
+                                            MPI_Fint *w, MPI_Fint *ierr) {
+  setError(ierr,
+           MPI_Fetch_and_op(buffer(origin), buffer(result), type(datatype),
+                            integer(rank), *disp, op(o), win(w)));
+}
+DDTC_FORTRAN(fetch_and_op, FETCH_AND_OP)
+
+DDTC_FORTRAN_IMPL ddtc_fortran_compare_and_swap(void *origin, void *compare,
+                                                void *result,
+                                                MPI_Fint *datatype,
+                                                MPI_Fint *rank, MPI_Aint *disp,
+                                                MPI_Fint *w, MPI_Fint *ierr) {
+  setError(ierr,
+           MPI_Compare_and_swap(buffer(origin), buffer(compare), buffer(result),
+                                type(datatype), integer(rank), *disp, win(w)));
+}
+DDTC_FORTRAN(compare_and_swap, COMPARE_AND_SWAP)
