@@ -730,7 +730,15 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
            " + c];\n" + "      unsigned char *d = " + at + ";\n" +
            "      if (whole && m == 15 && " + aligned + ") {\n" +
            "        *(unsigned *)d = v;\n" + "        continue;\n" +
-           "      }\n" + "      const long long y0 = t0 + (long long)row * " +
+           "      }\n" +
+           // In a whole tile every run byte is in [lo, hi): the mask alone
+           // says which bytes to store (no packed position, no bounds).
+           "      if (whole) {\n" + "        #pragma unroll\n" +
+           "        for (int k = 0; k < 4; ++k)\n" +
+           "          if ((m >> k) & 1)\n" +
+           "            d[k] = (unsigned char)(v >> (8 * k));\n" +
+           "        continue;\n" + "      }\n" +
+           "      const long long y0 = t0 + (long long)row * " +
            std::to_string(g.packed) + ";\n" + "      #pragma unroll\n" +
            "      for (int k = 0; k < 4; ++k) {\n" +
            "        const long long y = y0 + pos_s[4 * c + k];\n" +
