@@ -46,7 +46,8 @@ bool parsePositive(const std::string &s, int64_t &out) {
 
 /// Digits with an optional K, M or G (powers of 1024); false when it is not
 /// that or exceeds 2^40.
-bool parseBytes(std::string s, int64_t &out) {
+bool parseBytes(const std::string &text, int64_t &out) {
+  std::string s = text;
   int shift = 0;
   if (!s.empty()) {
     switch (std::toupper(static_cast<unsigned char>(s.back()))) {
@@ -72,6 +73,23 @@ bool parseBytes(std::string s, int64_t &out) {
     return false;
   out = v << shift;
   return true;
+}
+
+/// Sets `field` from the variable `name` where it is set and `accept`
+/// takes it; a value it refuses keeps the default, and a warning says that
+/// it is not `what`.
+template <typename T, typename Accept>
+void readNumber(Config &c, const char *name, const char *what, T &field,
+                Accept accept) {
+  std::string s = env(name);
+  if (s.empty())
+    return;
+  int64_t v = 0;
+  if (accept(s, v))
+    field = static_cast<T>(v);
+  else
+    c.warnings += std::string(name) + "='" + s + "' is not " + what +
+                  "; using " + std::to_string(field) + "\n";
 }
 
 std::string defaultCacheDir() {
@@ -108,8 +126,8 @@ Config readConfig() {
   else if (jit == "generic")
     c.jit = JitMode::Generic;
   else
-    c.warnings += "DDTC_JIT='" + jit +
-                  "' is not async, sync or generic; using async\n";
+    c.warnings +=
+        "DDTC_JIT='" + jit + "' is not async, sync or generic; using async\n";
 
   std::string arch = env("DDTC_DEFAULT_ARCH");
   if (!arch.empty()) {
@@ -124,44 +142,19 @@ Config readConfig() {
       c.warnings += "DDTC_DEFAULT_ARCH='" + arch +
                     "' is not an architecture like 90 or sm_90; using 90\n";
   }
-  int64_t v = 0;
-  std::string units = env("DDTC_GENERIC_MAX_UNITS");
-  if (!units.empty()) {
-    if (parsePositive(units, v))
-      c.genericMaxUnits = v;
-    else
-      c.warnings += "DDTC_GENERIC_MAX_UNITS='" + units +
-                    "' is not a positive number; using " +
-                    std::to_string(c.genericMaxUnits) + "\n";
-  }
-  std::string threads = env("DDTC_JIT_THREADS");
-  if (!threads.empty()) {
-    if (parsePositive(threads, v) && v <= 64)
-      c.jitThreads = static_cast<int>(v);
-    else
-      c.warnings += "DDTC_JIT_THREADS='" + threads +
-                    "' is not a number from 1 to 64; using " +
-                    std::to_string(c.jitThreads) + "\n";
-  }
-  std::string stagingMin = env("DDTC_HOST_STAGING_MIN");
-  if (!stagingMin.empty()) {
-    if (parseBytes(stagingMin, v))
-      c.hostStagingMin = v;
-    else
-      c.warnings += "DDTC_HOST_STAGING_MIN='" + stagingMin +
-                    "' is not a byte count (digits, optionally K, M or G); "
-                    "using " +
-                    std::to_string(c.hostStagingMin) + "\n";
-  }
-  std::string stagingChunk = env("DDTC_HOST_STAGING_CHUNK");
-  if (!stagingChunk.empty()) {
-    if (parseBytes(stagingChunk, v) && v >= 256 && v <= (int64_t(1) << 30))
-      c.hostStagingChunk = v;
-    else
-      c.warnings += "DDTC_HOST_STAGING_CHUNK='" + stagingChunk +
-                    "' is not a byte count from 256 to 1G; using " +
-                    std::to_string(c.hostStagingChunk) + "\n";
-  }
+  readNumber(c, "DDTC_GENERIC_MAX_UNITS", "a positive number",
+             c.genericMaxUnits, parsePositive);
+  readNumber(c, "DDTC_JIT_THREADS", "a number from 1 to 64", c.jitThreads,
+             [](const std::string &s, int64_t &v) {
+               return parsePositive(s, v) && v <= 64;
+             });
+  readNumber(c, "DDTC_HOST_STAGING_MIN",
+             "a byte count (digits, optionally K, M or G)", c.hostStagingMin,
+             parseBytes);
+  readNumber(c, "DDTC_HOST_STAGING_CHUNK", "a byte count from 256 to 1G",
+             c.hostStagingChunk, [](const std::string &s, int64_t &v) {
+               return parseBytes(s, v) && v >= 256 && v <= (int64_t(1) << 30);
+             });
   return c;
 }
 

@@ -185,6 +185,12 @@ DDTC_API ddtc_status ddtc_type_kernel_info(ddtc_type type,
    systems). Pageable host memory is refused with
    DDTC_ERROR_INVALID_POINTER.
 
+   A pack of DDTC_HOST_STAGING_MIN packed bytes or more (16 MiB by default)
+   into host memory goes through device memory instead: the kernel packs a
+   chunk at a time into device memory of the context while a copy engine
+   moves the chunk before to `packed` (docs/Runtime.md); `stream` then waits
+   for the last copy, so what is queued on it after the call sees the bytes.
+
    `max_ctas` caps the CUDA blocks of the launch (0: as many as the work
    needs), to leave SMs to kernels running beside it.
 
