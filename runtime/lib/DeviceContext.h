@@ -55,7 +55,6 @@ struct DeviceContext {
     int64_t slotBytes = 0; ///< the chunk, plus room to align it
     cu::CUevent packed[kSlots] = {}, copied[kSlots] = {};
     bool copiedRecorded[kSlots] = {};
-    cu::CUevent done = nullptr;
   } staging;
 };
 

@@ -23,6 +23,23 @@ Status driverError(const DriverAPI &api, const char *call, CUresult rc) {
                            describeError(api, call, rc));
 }
 
+/// Releases what makeStaging made (for a failed attempt).
+void dropStaging(const DriverAPI &api, DeviceContext::HostStaging &hs) {
+  if (hs.ring)
+    api.cuMemFree(hs.ring);
+  if (hs.copyStream)
+    api.cuStreamDestroy(hs.copyStream);
+  for (int s = 0; s < hs.kSlots; ++s) {
+    if (hs.packed[s])
+      api.cuEventDestroy(hs.packed[s]);
+    if (hs.copied[s])
+      api.cuEventDestroy(hs.copied[s]);
+    hs.packed[s] = hs.copied[s] = nullptr;
+  }
+  hs.ring = 0;
+  hs.copyStream = nullptr;
+}
+
 /// Makes the ring, the copy stream and the events once; false (and nothing
 /// kept) when any of them cannot be had.
 bool makeStaging(const DriverAPI &api, DeviceContext::HostStaging &hs) {
@@ -35,14 +52,14 @@ bool makeStaging(const DriverAPI &api, DeviceContext::HostStaging &hs) {
       api.cuMemAlloc(&hs.ring, static_cast<size_t>(hs.slotBytes * hs.kSlots)) ==
           CUDA_SUCCESS &&
       api.cuStreamCreate(&hs.copyStream, CU_STREAM_NON_BLOCKING) ==
-          CUDA_SUCCESS &&
-      api.cuEventCreate(&hs.done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+          CUDA_SUCCESS;
   for (int s = 0; ok && s < hs.kSlots; ++s)
     ok = api.cuEventCreate(&hs.packed[s], CU_EVENT_DISABLE_TIMING) ==
              CUDA_SUCCESS &&
          api.cuEventCreate(&hs.copied[s], CU_EVENT_DISABLE_TIMING) ==
              CUDA_SUCCESS;
   if (!ok) {
+    dropStaging(api, hs);
     logVerbose("packs into host memory write it from the kernel: no device "
                "memory or stream for staging");
     return false;
@@ -74,38 +91,44 @@ Status packThroughDevice(const DriverAPI &api, DeviceContext &dc, int64_t lo,
     return Status::success();
   const int64_t chunk = config().hostStagingChunk;
   auto *host = static_cast<unsigned char *>(hostPacked);
+  CUresult rc = CUDA_SUCCESS;
+  const char *call = nullptr;
+  // Runs one driver call, naming it for the error; false once one failed.
+  auto ok = [&](const char *name, CUresult r) {
+    call = name;
+    rc = r;
+    return r == CUDA_SUCCESS;
+  };
   int slot = 0;
   for (int64_t from = lo; from < hi;
        from += chunk, slot = (slot + 1) % hs.kSlots) {
     int64_t to = std::min(hi, from + chunk);
     CUdeviceptr at = hs.ring + static_cast<CUdeviceptr>(slot * hs.slotBytes) +
                      static_cast<CUdeviceptr>(from % 16);
-    CUresult rc;
     if (hs.copiedRecorded[slot] &&
-        (rc = api.cuStreamWaitEvent(stream, hs.copied[slot], 0)) !=
-            CUDA_SUCCESS)
-      return driverError(api, "cuStreamWaitEvent", rc);
+        !ok("cuStreamWaitEvent",
+            api.cuStreamWaitEvent(stream, hs.copied[slot], 0)))
+      return driverError(api, call, rc);
     if (Status s = packInto(from, to, at); !s.ok())
       return s;
-    if ((rc = api.cuEventRecord(hs.packed[slot], stream)) != CUDA_SUCCESS)
-      return driverError(api, "cuEventRecord", rc);
-    if ((rc = api.cuStreamWaitEvent(hs.copyStream, hs.packed[slot], 0)) !=
-        CUDA_SUCCESS)
-      return driverError(api, "cuStreamWaitEvent", rc);
-    if ((rc = api.cuMemcpyDtoHAsync(host + (from - lo), at,
-                                    static_cast<size_t>(to - from),
-                                    hs.copyStream)) != CUDA_SUCCESS)
-      return driverError(api, "cuMemcpyDtoHAsync", rc);
-    if ((rc = api.cuEventRecord(hs.copied[slot], hs.copyStream)) !=
-        CUDA_SUCCESS)
-      return driverError(api, "cuEventRecord", rc);
+    if (!ok("cuEventRecord", api.cuEventRecord(hs.packed[slot], stream)) ||
+        !ok("cuStreamWaitEvent",
+            api.cuStreamWaitEvent(hs.copyStream, hs.packed[slot], 0)) ||
+        !ok("cuMemcpyDtoHAsync",
+            api.cuMemcpyDtoHAsync(host + (from - lo), at,
+                                  static_cast<size_t>(to - from),
+                                  hs.copyStream)) ||
+        !ok("cuEventRecord", api.cuEventRecord(hs.copied[slot], hs.copyStream)))
+      return driverError(api, call, rc);
     hs.copiedRecorded[slot] = true;
   }
-  CUresult rc = api.cuEventRecord(hs.done, hs.copyStream);
-  if (rc == CUDA_SUCCESS)
-    rc = api.cuStreamWaitEvent(stream, hs.done, 0);
-  return rc == CUDA_SUCCESS ? Status::success()
-                            : driverError(api, "cuEventRecord", rc);
+  // The last copy's event: the caller's stream goes on once it is done (and
+  // so every copy before it, in the copy stream's order).
+  const int last = (slot + hs.kSlots - 1) % hs.kSlots;
+  if (!ok("cuStreamWaitEvent",
+          api.cuStreamWaitEvent(stream, hs.copied[last], 0)))
+    return driverError(api, call, rc);
+  return Status::success();
 }
 
 } // namespace ddtc::rt

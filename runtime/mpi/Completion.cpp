@@ -209,7 +209,8 @@ DDTC_EXPORT int MPI_Cancel(MPI_Request *request) {
 DDTC_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag,
                                        MPI_Status *status) {
   progress();
-  if (!isLayerRequest(request))
+  OpRef op = lookupRequest(request);
+  if (!op)
     return PMPI_Request_get_status(request, flag, status);
   MPI_Status st;
   int rc = PMPI_Request_get_status(request, flag, &st);
@@ -220,6 +221,6 @@ DDTC_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag,
   // receives of pipelined messages, staged operations) the completion
   // message's status.
   *status = st;
-  peekStatus(request, status);
+  peekStatus(*op, status);
   return rc;
 }

@@ -315,15 +315,15 @@ int devicePersistent(bool send, void *buf, int count, MPI_Datatype type,
 // A zero-byte message there may announce a pipelined one: host receives
 // check for it, and zero-byte host sends send their note.
 
-/// Before a host send (or start of one) of `count` x `type` to `dest`: the
-/// note of a zero-byte message goes first, so that a receiver waiting for it
-/// never waits for this rank's call to return.
 /// Whether nonblocking eager sends wait for their pack to go to the MPI
 /// library (Transfers.cpp), and posting them all, in order, waiting for
 /// their packs: every other send does it first (MPI's non-overtaking rule).
 bool anyUnposted();
 void flushUnposted();
 
+/// Before a host send (or start of one) of `count` x `type` to `dest`: the
+/// queued eager sends go first, then the note of a zero-byte message, so
+/// that a receiver waiting for it never waits for this rank's call to return.
 void beforeHostSend(int count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm);
 /// After a host receive completed with `status` (never ignored): receives
@@ -385,12 +385,10 @@ int finishRequest(const OpRef &op, bool persistentKept, MPI_Status *status);
 /// MPI_Request_free / MPI_Cancel of a layer request.
 bool freeRequest(MPI_Request request);
 bool cancelRequest(MPI_Request request, int &rc);
-/// Whether `request` is the layer's (for Request_get_status).
-bool isLayerRequest(MPI_Request request);
-/// For MPI_Request_get_status of a completed layer request (which stays
-/// active): writes the status its Wait or Test will give, when the layer
-/// knows it already (a device transfer); false otherwise.
-bool peekStatus(MPI_Request request, MPI_Status *status);
+/// For MPI_Request_get_status of a completed layer request `op` (which
+/// stays active): writes the status its Wait or Test will give, when the
+/// layer knows it already (a device transfer); false otherwise.
+bool peekStatus(const Operation &op, MPI_Status *status);
 
 //===--- Staging for collectives and fallbacks ----------------------------===//
 

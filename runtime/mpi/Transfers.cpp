@@ -1102,15 +1102,10 @@ bool cancelRequest(MPI_Request request, int &rc) {
   return true;
 }
 
-bool isLayerRequest(MPI_Request request) {
-  return anyPending() && findOp(request) != nullptr;
-}
-
-bool peekStatus(MPI_Request request, MPI_Status *status) {
-  OpRef op = lookupRequest(request);
-  if (!op || op->kind != Operation::Kind::Device || !op->started)
+bool peekStatus(const Operation &op, MPI_Status *status) {
+  if (op.kind != Operation::Kind::Device || !op.started)
     return false;
-  writeStatus(*op, status);
+  writeStatus(op, status);
   return true;
 }
 

@@ -41,6 +41,38 @@ struct DeviceBuffer {
   void *get() const { return reinterpret_cast<void *>(p); }
 };
 
+/// `count` instances of the type `t` of a spec, in device memory filled
+/// with random bytes from `seed`, and their packed bytes by the reference.
+struct PackSource {
+  SpecFile parsed;
+  int64_t total = 0;
+  size_t span = 0;
+  std::unique_ptr<DeviceBuffer> origin;
+  std::vector<unsigned char> ref;
+
+  bool make(const cu::DriverAPI &api, const char *spec, int64_t count,
+            uint64_t seed) {
+    std::string error;
+    if (!parseSpec(spec, "t", parsed, error))
+      return false;
+    const Datatype &type = *parsed.bindings.back().type;
+    const LayoutInfo &l = type.layout();
+    total = l.size * count;
+    // The instances' bytes end past count extents when the first run does
+    // not start at 0.
+    span =
+        static_cast<size_t>(l.trueLb + l.trueExtent + l.extent * (count - 1));
+    origin = std::make_unique<DeviceBuffer>(api, span);
+    std::vector<unsigned char> in(span);
+    std::mt19937_64 rng(seed);
+    for (unsigned char &c : in)
+      c = static_cast<unsigned char>(rng());
+    ref.resize(static_cast<size_t>(total));
+    referencePack(type, count, in.data(), ref.data());
+    return api.cuMemcpyHtoD(origin->p, in.data(), span) == 0;
+  }
+};
+
 } // namespace
 
 namespace {
@@ -59,17 +91,14 @@ bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
         "t = indexed([40, 70, 50, 45, 60, 41, 55, 48, 66, 43, 52, 47, 61, 44, "
         "58, 49, 63, 42], [1, 44, 117, 170, 218, 281, 325, 383, 434, 503, 549, "
         "604, 654, 718, 765, 826, 878, 944], double)\n";
-    SpecFile parsed;
-    std::string error;
-    CHECK(parseSpec(spec, "t", parsed, error));
-    const Datatype &type = *parsed.bindings.back().type;
-    const LayoutInfo &l = type.layout();
-    const int64_t count = 7, total = l.size * count;
-    // The instances' bytes end past count extents: the first run is one
-    // double in.
-    const size_t span =
-        static_cast<size_t>(l.trueLb + l.trueExtent + l.extent * (count - 1));
-    DeviceBuffer origin(api, span), packed(api, static_cast<size_t>(total));
+    const int64_t count = 7;
+    // The first run is one double in.
+    PackSource src;
+    CHECK(src.make(api, spec, count, 11));
+    const int64_t total = src.total;
+    const DeviceBuffer &origin = *src.origin;
+    const std::vector<unsigned char> &ref = src.ref;
+    DeviceBuffer packed(api, static_cast<size_t>(total));
     void *hostMem = nullptr;
     // Packed bytes and a poisoned guard after them.
     const size_t hostBytes = static_cast<size_t>(total) + 16;
@@ -77,13 +106,7 @@ bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
     std::unique_ptr<void, std::function<void(void *)>> hostOwner(
         hostMem, [&](void *p) { api.cuMemFreeHost(p); });
     auto *host = static_cast<unsigned char *>(hostMem);
-    std::vector<unsigned char> in(span), ref(static_cast<size_t>(total)),
-        got(static_cast<size_t>(total));
-    std::mt19937_64 rng(11);
-    for (unsigned char &c : in)
-      c = static_cast<unsigned char>(rng());
-    CHECK(api.cuMemcpyHtoD(origin.p, in.data(), span) == 0);
-    referencePack(type, count, in.data(), ref.data());
+    std::vector<unsigned char> got(static_cast<size_t>(total));
     for (bool chunks : {true, false}) {
       setenv("DDTC_MAPPED_CHUNKS", chunks ? "1" : "0", 1);
       resetRuntime();
@@ -151,21 +174,12 @@ bool hostPacksThroughDevice(const cu::DriverAPI &api) {
         "t = indexed([5, 9, 2, 7, 11, 3, 6, 8, 4, 10, 1, 12, 5, 7, 9, 2, 6, "
         "3], [0, 6, 17, 20, 29, 41, 45, 53, 62, 67, 78, 80, 93, 99, 107, 117, "
         "120, 127], double)\n";
-    SpecFile parsed;
-    std::string error;
-    CHECK(parseSpec(spec, "t", parsed, error));
-    const Datatype &type = *parsed.bindings.back().type;
-    const LayoutInfo &l = type.layout();
-    const int64_t count = 9, total = l.size * count;
-    const size_t span =
-        static_cast<size_t>(l.trueLb + l.trueExtent + l.extent * (count - 1));
-    DeviceBuffer origin(api, span);
-    std::vector<unsigned char> in(span), ref(static_cast<size_t>(total));
-    std::mt19937_64 rng(23);
-    for (unsigned char &c : in)
-      c = static_cast<unsigned char>(rng());
-    CHECK(api.cuMemcpyHtoD(origin.p, in.data(), span) == 0);
-    referencePack(type, count, in.data(), ref.data());
+    const int64_t count = 9;
+    PackSource src;
+    CHECK(src.make(api, spec, count, 23));
+    const int64_t total = src.total;
+    const DeviceBuffer &origin = *src.origin;
+    const std::vector<unsigned char> &ref = src.ref;
     setenv("DDTC_HOST_STAGING_MIN", "1000", 1);
     setenv("DDTC_HOST_STAGING_CHUNK", "256", 1);
     resetRuntime();
@@ -321,8 +335,8 @@ DDTC_TEST("fake-driver", fakeDriver) {
   // A partial range with a one-block grid.
   const int64_t lo = 7, hi = total - 5;
   CHECK(ddtc_pack(t, origin.get(), count, lo, hi,
-                  static_cast<unsigned char *>(packed.get()), nullptr, 1) ==
-        DDTC_SUCCESS);
+                  static_cast<unsigned char *>(packed.get()), nullptr,
+                  1) == DDTC_SUCCESS);
   api->cuMemcpyDtoH(got.data(), packed.p, got.size());
   CHECK(std::memcmp(got.data(), ref.data() + lo, hi - lo) == 0);
   CHECK(got[hi - lo] == 0xA5);
@@ -334,7 +348,8 @@ DDTC_TEST("fake-driver", fakeDriver) {
 
   // Unpack from another thread, which has no current context.
   DeviceBuffer back(*api, span);
-  api->cuMemcpyHtoD(back.p, std::vector<unsigned char>(span, 0xA5).data(), span);
+  api->cuMemcpyHtoD(back.p, std::vector<unsigned char>(span, 0xA5).data(),
+                    span);
   CHECK(api->cuMemcpyHtoD(packed.p, ref.data(), ref.size()) == 0);
   ddtc_status st = DDTC_ERROR_INTERNAL;
   std::thread([&] {
@@ -515,8 +530,8 @@ DDTC_TEST("fake-driver-async", fakeDriverAsync) {
   unsigned type = 99, managed = 99;
   CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                 address(host.data())) != 0);
-  CHECK(a.cuMemHostRegister(host.data(), n,
-                            cu::CU_MEMHOSTREGISTER_PORTABLE) == 0);
+  CHECK(a.cuMemHostRegister(host.data(), n, cu::CU_MEMHOSTREGISTER_PORTABLE) ==
+        0);
   CHECK(a.cuMemHostRegister(host.data() + 8, 16, 0) != 0); // overlaps
   CHECK(a.cuPointerGetAttribute(&type, cu::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                 address(host.data() + 100)) == 0 &&
