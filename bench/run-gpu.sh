@@ -159,7 +159,17 @@ fi
 
 if want bench; then
 
-python3 "$root/bench/layouts.py" --tsv >"$out/layouts.tsv"
+# The layouts' specs (1.5 MB) stay out of the results: bench/layouts.py of
+# the commit in use prints them again (layouts.tsv.cmd says how).
+layouts=$(mktemp)
+python3 "$root/bench/layouts.py" --tsv >"$layouts"
+if commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null); then
+  regen="git show $commit:bench/layouts.py | python3 - --tsv > layouts.tsv"
+else # a copy of the tree without its history: the README names the commit
+  regen="python3 bench/layouts.py --tsv > layouts.tsv   # at the run's commit"
+fi
+printf '%s\n' "layouts.tsv of this run is not kept; it is what this prints, from the" \
+  "repository root:" "" "    $regen" >"$out/layouts.tsv.cmd"
 # A cache of its own, so the JIT figures are cold (the tests above filled
 # theirs); the disk-cache step then reads what the benchmark wrote.
 rm -rf "$DDTC_CACHE_DIR"
@@ -181,7 +191,7 @@ step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic
 calibration=()
 [ -s "$out/traffic-calibration.json" ] &&
   calibration=(--traffic-calibration "$out/traffic-calibration.json")
-ok_rc=85 step bench timeout 500 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" \
+ok_rc=85 step bench timeout 500 "$build/bin/ddtc-bench" --layouts "$layouts" \
   --out "$out/ddtc.json" "${calibration[@]}" "${yaksa[@]}"
 rc=$?
 # 85: a Yaksa call did not return; ddtc.json holds the layouts done. The
@@ -198,14 +208,14 @@ while [ $rc -eq 85 ] && [ $part -lt 50 ]; do
     yaksa+=(--yaksa-no-host)
   fi
   only=()
-  for name in $(python3 "$root/bench/bench-parts.py" left "$out/layouts.tsv" \
+  for name in $(python3 "$root/bench/bench-parts.py" left "$layouts" \
                   "$out/ddtc.json"); do
     only+=(--only "$name")
   done
   [ ${#only[@]} -eq 0 ] && break
   wait_gpu_idle
   ok_rc=85 step "bench-part-$part" timeout 500 "$build/bin/ddtc-bench" \
-    --layouts "$out/layouts.tsv" --out "$out/ddtc-part-$part.json" \
+    --layouts "$layouts" --out "$out/ddtc-part-$part.json" \
     "${calibration[@]}" "${yaksa[@]}" "${only[@]}"
   rc=$?
   python3 "$root/bench/bench-parts.py" merge "$out/ddtc.json" \
@@ -214,9 +224,9 @@ done
 # The transposing layouts once more with the strided kernels instead of the
 # shared-memory tile kernels, to compare the two (ddtc-notiles.json).
 step bench-notiles timeout 120 env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
-  "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --only transpose-4096 \
+  "$build/bin/ddtc-bench" --layouts "$layouts" --only transpose-4096 \
   --out "$out/ddtc-notiles.json"
-step disk-cache timeout 120 "$build/bin/ddtc-bench" --layouts "$out/layouts.tsv" --disk-child \
+step disk-cache timeout 120 "$build/bin/ddtc-bench" --layouts "$layouts" --disk-child \
   --only vector-16B-aligned --only cube512-z-lo --only lower-4000 --only particles
 (cd "$root/bench" && step torch timeout 300 python3 torch_baseline.py --out "$out/torch.json")
 (cd "$root/bench" && step summary python3 summarize.py --dir "$out")
@@ -424,5 +434,6 @@ elif want suites; then
 fi
 
 rm -rf "$DDTC_CACHE_DIR"
+[ -n "${layouts:-}" ] && rm -f "$layouts"
 echo "results in $out"
 exit $status
