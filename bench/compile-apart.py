@@ -7,8 +7,14 @@ kernel's machine code (its .text section in the cubin) is the same both
 ways. Needs no GPU. The driver's compute cache is turned off, so every
 compile is cold.
 
+Both ways use the runtime's options, --minimal included where NVRTC is
+12.4 or later (--plain leaves it out). With --with OPTIONS, the runtime's
+way is also timed with those NVRTC options added, and each kernel's machine
+code is compared with the runtime's: an option that changes it is not free
+(--plain --with=--minimal measures --minimal itself).
+
     bench/compile-apart.py BUILD [--reps N] [--arch 90] [--json OUT]
-                           [--layouts NAME,NAME...]
+                           [--layouts NAME,NAME...] [--plain] [--with OPTIONS]
 """
 
 import argparse
@@ -45,9 +51,15 @@ def load_nvrtc():
 
 
 class Compiler:
-    def __init__(self, arch):
+    def __init__(self, arch, plain=False):
         self.lib = load_nvrtc()
         self.base = ["--gpu-architecture=sm_%s" % arch, "--std=c++17"]
+        # As the runtime compiles (NVRTCCompiler.cpp): NVRTC 12.4 and later
+        # leave the CUDA runtime's device API out.
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self.lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+        if not plain and (major.value, minor.value) >= (12, 4):
+            self.base.append("--minimal")
 
     def cubin(self, source, extra):
         """(milliseconds, cubin bytes) of one compile."""
@@ -92,12 +104,12 @@ def kernel_texts(cubin):
     return out
 
 
-def apart(compiler, source):
+def apart(compiler, source, extra=()):
     """Wall milliseconds of the two compiles at once, and their cubins."""
     got = {}
 
     def one(key, macro):
-        got[key] = compiler.cubin(source, ["-D" + macro])
+        got[key] = compiler.cubin(source, ["-D" + macro] + list(extra))
 
     t0 = time.perf_counter()
     other = threading.Thread(target=one,
@@ -118,7 +130,14 @@ def main():
     ap.add_argument("--layouts",
                     help="only these layouts of bench/layouts.py (names "
                     "separated by commas)")
+    ap.add_argument("--plain", action="store_true",
+                    help="leave out --minimal, which the runtime adds for "
+                    "NVRTC 12.4 and later")
+    ap.add_argument("--with", dest="with_options", default="",
+                    help="NVRTC options (separated by spaces) to time the "
+                    "runtime's way with as well, checking the machine code")
     args = ap.parse_args()
+    extra = args.with_options.split()
     os.environ["CUDA_CACHE_DISABLE"] = "1"
     ddtc = os.path.join(args.build, "bin", "ddtc")
     if not os.access(ddtc, os.X_OK):
@@ -135,10 +154,11 @@ def main():
             sys.exit("compile-apart: no layout named %s in bench/layouts.py" %
                      ", ".join(unknown))
         lines = [line for line in lines if line.split("\t")[0] in wanted]
-    compiler = Compiler(args.arch)
+    compiler = Compiler(args.arch, args.plain)
     seen, rows, failures = set(), [], 0
     print("%-26s %-40s %9s %9s %6s %s" %
-          ("layout", "shape", "one ms", "apart ms", "ratio", "machine code"))
+          ("layout", "shape", "one ms", "apart ms", "ratio", "machine code") +
+          ("   with ms  ratio  code with %s" % " ".join(extra) if extra else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for line in lines:
             name, spec = line.split("\t")[0], line.split("\t")[-1]
@@ -154,12 +174,15 @@ def main():
             seen.add(shape)
             source = subprocess.run([ddtc, "--emit=cuda", path], check=True,
                                     capture_output=True, text=True).stdout
-            one_ms, apart_ms = [], []
+            one_ms, apart_ms, with_ms = [], [], []
             for _ in range(args.reps):
                 ms, both = compiler.cubin(source, [])
                 one_ms.append(ms)
                 ms, pack, unpack = apart(compiler, source)
                 apart_ms.append(ms)
+                if extra:
+                    ms, wpack, wunpack = apart(compiler, source, extra)
+                    with_ms.append(ms)
             whole = kernel_texts(both)
             alone = {**kernel_texts(unpack), **kernel_texts(pack)}
             same = (len(whole) == 2 and whole == alone and
@@ -168,25 +191,45 @@ def main():
             failures += not same
             row = {"layout": name, "shape": shape, "one_ms": min(one_ms),
                    "apart_ms": min(apart_ms), "same_machine_code": same}
+            tail = ""
+            if extra:
+                same_with = ({**kernel_texts(wunpack), **kernel_texts(wpack)}
+                             == alone)
+                failures += not same_with
+                row.update(with_ms=min(with_ms), same_code_with=same_with)
+                tail = " %9.1f %6.2f  %s" % (
+                    row["with_ms"], row["with_ms"] / row["apart_ms"],
+                    "same" if same_with else "DIFFERENT")
             rows.append(row)
             print("%-26s %-40s %9.1f %9.1f %6.2f %s" %
                   (name, shape[:40], row["one_ms"], row["apart_ms"],
                    row["apart_ms"] / row["one_ms"],
-                   "same" if same else "DIFFERENT"), flush=True)
+                   "same" if same else "DIFFERENT") + tail, flush=True)
     one = statistics.median(r["one_ms"] for r in rows)
     two = statistics.median(r["apart_ms"] for r in rows)
     print("%d shapes: median %.1f ms in one program, %.1f ms apart (%.2f); "
           "%d with different machine code" %
           (len(rows), one, two, two / one, failures))
+    if extra:
+        three = statistics.median(r["with_ms"] for r in rows)
+        print("with %s: median %.1f ms apart (%.2f of without)" %
+              (" ".join(extra), three, three / two))
     # What NVRTC costs whatever the kernel: a kernel of one store.
     empty = min(compiler.cubin(EMPTY_KERNEL, [])[0]
                 for _ in range(max(args.reps, 3)))
     print("an empty kernel: %.1f ms (NVRTC's fixed cost)" % empty)
+    summary = {"cpus": os.cpu_count(), "arch": args.arch,
+               "options": compiler.base, "empty_kernel_ms": empty,
+               "shapes": rows}
+    if extra:
+        empty_with = min(compiler.cubin(EMPTY_KERNEL, extra)[0]
+                         for _ in range(max(args.reps, 3)))
+        print("an empty kernel with %s: %.1f ms" % (" ".join(extra),
+                                                    empty_with))
+        summary.update(with_options=extra, empty_kernel_with_ms=empty_with)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpus": os.cpu_count(), "arch": args.arch,
-                       "empty_kernel_ms": empty, "shapes": rows}, f,
-                      indent=1)
+            json.dump(summary, f, indent=1)
     return 1 if failures else 0
 
 

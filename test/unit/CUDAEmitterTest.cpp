@@ -687,6 +687,33 @@ TEST(NVRTC, CompilesEmittedKernels) {
   EXPECT_FALSE(badArch.ok);
 }
 
+TEST(NVRTC, MinimalDeclarationsWithFallback) {
+  std::string error;
+  const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
+  if (!nvrtc)
+    GTEST_SKIP() << error;
+  const bool minimal =
+      nvrtc->major() > 12 || (nvrtc->major() == 12 && nvrtc->minor() >= 4);
+  auto hasMinimal = [](const NVRTCResult &r) {
+    return std::find(r.options.begin(), r.options.end(), "--minimal") !=
+           r.options.end();
+  };
+  // The emitted kernels need none of the CUDA runtime's device API.
+  NVRTCResult kernels =
+      nvrtc->compile(emitCUDA(plan("vector(10, 2, 4, double)"), "k").source,
+                     "k.cu", NVRTCOutput::Cubin, "sm_90");
+  ASSERT_TRUE(kernels.ok) << kernels.error;
+  EXPECT_EQ(hasMinimal(kernels), minimal);
+  // A source that uses a type --minimal leaves out still compiles: the
+  // compiler tries again with the full declarations.
+  NVRTCResult runtimeTypes = nvrtc->compile(
+      "extern \"C\" __global__ void f(cudaTextureObject_t t, int *out) {\n"
+      "  *out = static_cast<int>(sizeof t);\n}\n",
+      "texture.cu", NVRTCOutput::PTX);
+  ASSERT_TRUE(runtimeTypes.ok) << runtimeTypes.error;
+  EXPECT_FALSE(hasMinimal(runtimeTypes));
+}
+
 TEST(NVRTC, NumberLines) {
   EXPECT_EQ(numberLines("a\nb\n"), "    1  a\n    2  b\n");
 }

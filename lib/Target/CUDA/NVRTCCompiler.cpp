@@ -186,19 +186,40 @@ NVRTCResult NVRTCCompiler::compile(const std::string &source,
                                    const std::string &name, NVRTCOutput output,
                                    const std::string &arch,
                                    const std::vector<std::string> &extra) const {
-  NVRTCResult r;
   std::string digits = archDigits(arch);
   if (digits.empty()) {
+    NVRTCResult r;
     r.error = "'" + arch + "' is not a GPU architecture (expected e.g. 90, "
               "sm_90 or compute_90)";
     return r;
   }
-  r.options.push_back(std::string("--gpu-architecture=") +
-                      (output == NVRTCOutput::PTX ? "compute_" : "sm_") +
-                      digits);
-  r.options.push_back("--std=c++17");
+  std::vector<std::string> options;
+  options.push_back(std::string("--gpu-architecture=") +
+                    (output == NVRTCOutput::PTX ? "compute_" : "sm_") + digits);
+  options.push_back("--std=c++17");
   for (const std::string &o : extra)
-    r.options.push_back(o);
+    options.push_back(o);
+  // The kernels use nothing of the CUDA runtime's device API (textures,
+  // launches from the device, cudaMalloc and its types), so NVRTC 12.4 and
+  // later may leave those declarations out: the same machine code, without
+  // parsing them (a third of an empty kernel's compile). Should a source
+  // need them after all, it compiles again with them.
+  if (major_ > 12 || (major_ == 12 && minor_ >= 4)) {
+    std::vector<std::string> minimal = options;
+    minimal.push_back("--minimal");
+    NVRTCResult r = compileWith(source, name, output, minimal);
+    if (r.ok)
+      return r;
+  }
+  return compileWith(source, name, output, options);
+}
+
+NVRTCResult
+NVRTCCompiler::compileWith(const std::string &source, const std::string &name,
+                           NVRTCOutput output,
+                           const std::vector<std::string> &options) const {
+  NVRTCResult r;
+  r.options = options;
   std::vector<const char *> opts;
   for (const std::string &o : r.options)
     opts.push_back(o.c_str());

@@ -60,6 +60,10 @@ public:
 
 private:
   NVRTCCompiler() = default;
+  /// One NVRTC compile with exactly `options`.
+  NVRTCResult compileWith(const std::string &source, const std::string &name,
+                          NVRTCOutput output,
+                          const std::vector<std::string> &options) const;
   std::string path_;
   int major_ = 0, minor_ = 0;
   const API *api_ = nullptr;
