@@ -339,6 +339,40 @@ Copies reduceScatterCopies(const void *sbuf, void *rbuf, int64_t total,
   return c;
 }
 
+/// Runs a blocking collective so that this rank's transfers keep moving
+/// while it waits. Without the progress thread a pipelined transfer moves
+/// only inside the layer's calls, and a peer blocked on it (a receive of
+/// this rank's MPI_Isend, say) before it joins the collective would wait
+/// forever where MPI completes both. Then, where pipelines exist, the
+/// collective runs as its nonblocking form, completed by a loop that tests
+/// it and progresses the transfers. Always, not only while a transfer is
+/// in flight: a blocking and a nonblocking collective do not match, so
+/// every rank must take the same form, and these settings are the same on
+/// every rank (MPI.md, "Environment").
+template <class Blocking, class Start>
+int progressing(Blocking blocking, Start start) {
+  if (progressThreadRunning() || !commPair(MPI_COMM_WORLD))
+    return blocking();
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = start(&r);
+  for (int flag = 0; rc == MPI_SUCCESS && !flag;) {
+    rc = PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !flag)
+      progress();
+  }
+  return rc;
+}
+
+/// The blocking form whatever the settings: Open MPI 4.1's nonblocking
+/// neighbourhood collectives match the blocks of a process that is a
+/// neighbour twice (two ranks on a periodic ring) in another order than its
+/// blocking ones, so the layer's blocking call keeps the library's blocking
+/// result; without the progress thread these calls do not move transfers.
+template <class Blocking, class Start>
+int blockingForm(Blocking blocking, Start) {
+  return blocking();
+}
+
 int64_t sumCounts(const int counts[], MPI_Comm comm) {
   int n = 0;
   PMPI_Comm_size(comm, &n);
@@ -351,15 +385,26 @@ int64_t sumCounts(const int counts[], MPI_Comm comm) {
 } // namespace
 
 // Each collective twice: blocking (the receive copy goes back before the
-// call returns) and nonblocking (it goes back when Wait/Test completes the
-// request). The copies are made before the call: a nonblocking collective's
+// call returns; `progressing` keeps the rank's transfers moving meanwhile)
+// and nonblocking (it goes back when Wait/Test completes the request). The copies are made before the call: a nonblocking collective's
 // send buffer is read then, as the standard allows.
+
+DDTC_EXPORT int MPI_Barrier(MPI_Comm comm) {
+  progress();
+  return progressing([&] { return PMPI_Barrier(comm); },
+                     [&](MPI_Request *r) { return PMPI_Ibarrier(comm, r); });
+}
 
 DDTC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
                           MPI_Comm comm) {
   progress();
   Copies c = bcastCopies(buf, count, type);
-  return done(PMPI_Bcast(c.rp, count, type, root, comm), c, comm);
+  return done(progressing(
+                  [&] { return PMPI_Bcast(c.rp, count, type, root, comm); },
+                  [&](MPI_Request *r) {
+                    return PMPI_Ibcast(c.rp, count, type, root, comm, r);
+                  }),
+              c, comm);
 }
 DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                            MPI_Comm comm, MPI_Request *req) {
@@ -375,9 +420,16 @@ DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                              int root, MPI_Comm comm) {                        \
     progress();                                                                \
     Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);   \
-    return done(                                                               \
-        PMPI_##Name(c.sp, scount, stype, c.rp, rcount, rtype, root, comm), c,  \
-        comm);                                                                 \
+    return done(progressing(                                                   \
+                    [&] {                                                      \
+                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcount,    \
+                                         rtype, root, comm);                   \
+                    },                                                         \
+                    [&](MPI_Request *r) {                                      \
+                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcount,   \
+                                          rtype, root, comm, r);               \
+                    }),                                                        \
+                c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
                               MPI_Datatype stype, void *rbuf, int rcount,      \
@@ -399,8 +451,15 @@ DDTC_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype,
   progress();
   Copies c = gathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
                            root, comm);
-  return done(PMPI_Gatherv(c.sp, scount, stype, c.rp, rcounts, displs, rtype,
-                           root, comm),
+  return done(progressing(
+                  [&] {
+                    return PMPI_Gatherv(c.sp, scount, stype, c.rp, rcounts,
+                                        displs, rtype, root, comm);
+                  },
+                  [&](MPI_Request *r) {
+                    return PMPI_Igatherv(c.sp, scount, stype, c.rp, rcounts,
+                                         displs, rtype, root, comm, r);
+                  }),
               c, comm);
 }
 DDTC_EXPORT int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype,
@@ -422,8 +481,15 @@ DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
   progress();
   Copies c = scattervCopies(sbuf, scounts, displs, stype, rbuf, rcount, rtype,
                             root, comm);
-  return done(PMPI_Scatterv(c.sp, scounts, displs, stype, c.rp, rcount, rtype,
-                            root, comm),
+  return done(progressing(
+                  [&] {
+                    return PMPI_Scatterv(c.sp, scounts, displs, stype, c.rp,
+                                         rcount, rtype, root, comm);
+                  },
+                  [&](MPI_Request *r) {
+                    return PMPI_Iscatterv(c.sp, scounts, displs, stype, c.rp,
+                                          rcount, rtype, root, comm, r);
+                  }),
               c, comm);
 }
 DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
@@ -439,13 +505,21 @@ DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
 }
 
 // Allgather and Alltoall: a count and a type on each side, no root.
-#define DDTC_ALL_TO_ALL(Name, IName, copies)                                   \
+#define DDTC_ALL_TO_ALL(Name, IName, copies, form)                                   \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
                              void *rbuf, int rcount, MPI_Datatype rtype,       \
                              MPI_Comm comm) {                                  \
     progress();                                                                \
     Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, comm);         \
-    return done(PMPI_##Name(c.sp, scount, stype, c.rp, rcount, rtype, comm),   \
+    return done(form(                                                          \
+                    [&] {                                                      \
+                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcount,    \
+                                         rtype, comm);                         \
+                    },                                                         \
+                    [&](MPI_Request *r) {                                      \
+                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcount,   \
+                                          rtype, comm, r);                     \
+                    }),                                                        \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(                                                 \
@@ -458,12 +532,12 @@ DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
         comm, req);                                                            \
   }
 
-DDTC_ALL_TO_ALL(Allgather, Iallgather, allgatherCopies)
-DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies)
+DDTC_ALL_TO_ALL(Allgather, Iallgather, allgatherCopies, progressing)
+DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies, progressing)
 
 // Allgatherv: a count and a type to send, counts and displacements per
 // process to receive.
-#define DDTC_ALL_GATHER_V(Name, IName, copies)                                 \
+#define DDTC_ALL_GATHER_V(Name, IName, copies, form)                                 \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
                              void *rbuf, const int rcounts[],                  \
                              const int displs[], MPI_Datatype rtype,           \
@@ -471,8 +545,15 @@ DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies)
     progress();                                                                \
     Copies c =                                                                 \
         copies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);       \
-    return done(PMPI_##Name(c.sp, scount, stype, c.rp, rcounts, displs, rtype, \
-                            comm),                                             \
+    return done(form(                                                          \
+                    [&] {                                                      \
+                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcounts,   \
+                                         displs, rtype, comm);                 \
+                    },                                                         \
+                    [&](MPI_Request *r) {                                      \
+                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcounts,  \
+                                          displs, rtype, comm, r);             \
+                    }),                                                        \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
@@ -488,11 +569,11 @@ DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies)
                    c, comm, req);                                              \
   }
 
-DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies)
+DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies, progressing)
 
 // Alltoallv and Alltoallw: counts and displacements per process on each
 // side, with one type a side (Alltoallv) or one per process (Alltoallw).
-#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types, Displ)                   \
+#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types, Displ, form)                   \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, const int scounts[],            \
                              const Displ sdispls[], Types stypes, void *rbuf,  \
                              const int rcounts[], const Displ rdispls[],       \
@@ -500,8 +581,16 @@ DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies)
     progress();                                                                \
     Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
                       rtypes, comm);                                           \
-    return done(PMPI_##Name(c.sp, scounts, sdispls, stypes, c.rp, rcounts,     \
-                            rdispls, rtypes, comm),                            \
+    return done(form(                                                          \
+                    [&] {                                                      \
+                      return PMPI_##Name(c.sp, scounts, sdispls, stypes, c.rp, \
+                                         rcounts, rdispls, rtypes, comm);      \
+                    },                                                         \
+                    [&](MPI_Request *r) {                                      \
+                      return PMPI_##IName(c.sp, scounts, sdispls, stypes,      \
+                                          c.rp, rcounts, rdispls, rtypes,      \
+                                          comm, r);                            \
+                    }),                                                        \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, const int scounts[],           \
@@ -516,28 +605,38 @@ DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies)
                    c, comm, req);                                              \
   }
 
-DDTC_ALL_TO_ALL_V(Alltoallv, Ialltoallv, alltoallvCopies, MPI_Datatype, int)
+DDTC_ALL_TO_ALL_V(Alltoallv, Ialltoallv, alltoallvCopies, MPI_Datatype, int,
+                  progressing)
 DDTC_ALL_TO_ALL_V(Alltoallw, Ialltoallw, alltoallwCopies, const MPI_Datatype *,
-                  int)
+                  int, progressing)
 
 // Neighbourhood collectives: the same shapes, with the blocks of the
-// processes of the communicator's topology (neighbourDegrees).
+// processes of the communicator's topology (neighbourDegrees); blocking
+// always (blockingForm says why).
 DDTC_ALL_TO_ALL(Neighbor_allgather, Ineighbor_allgather,
-                neighborAllgatherCopies)
-DDTC_ALL_TO_ALL(Neighbor_alltoall, Ineighbor_alltoall, neighborAlltoallCopies)
+                neighborAllgatherCopies, blockingForm)
+DDTC_ALL_TO_ALL(Neighbor_alltoall, Ineighbor_alltoall, neighborAlltoallCopies,
+                blockingForm)
 DDTC_ALL_GATHER_V(Neighbor_allgatherv, Ineighbor_allgatherv,
-                  neighborAllgathervCopies)
+                  neighborAllgathervCopies, blockingForm)
 DDTC_ALL_TO_ALL_V(Neighbor_alltoallv, Ineighbor_alltoallv,
-                  neighborAlltoallvCopies, MPI_Datatype, int)
+                  neighborAlltoallvCopies, MPI_Datatype, int, blockingForm)
 DDTC_ALL_TO_ALL_V(Neighbor_alltoallw, Ineighbor_alltoallw,
-                  neighborAlltoallwCopies, const MPI_Datatype *, MPI_Aint)
+                  neighborAlltoallwCopies, const MPI_Datatype *, MPI_Aint,
+                  blockingForm)
 
 DDTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count,
                            MPI_Datatype type, MPI_Op op, int root,
                            MPI_Comm comm) {
   progress();
   Copies c = reduceCopies(sbuf, rbuf, count, type, isRoot(root, comm));
-  return done(PMPI_Reduce(c.sp, c.rp, count, type, op, root, comm), c, comm);
+  return done(
+      progressing(
+          [&] { return PMPI_Reduce(c.sp, c.rp, count, type, op, root, comm); },
+          [&](MPI_Request *r) {
+            return PMPI_Ireduce(c.sp, c.rp, count, type, op, root, comm, r);
+          }),
+      c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
                             MPI_Datatype type, MPI_Op op, int root,
@@ -554,7 +653,15 @@ DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {    \
     progress();                                                                \
     Copies c = reduceCopies(sbuf, rbuf, count, type, true);                    \
-    return done(PMPI_##Name(c.sp, c.rp, count, type, op, comm), c, comm);      \
+    return done(progressing(                                                   \
+                    [&] {                                                      \
+                      return PMPI_##Name(c.sp, c.rp, count, type, op, comm);   \
+                    },                                                         \
+                    [&](MPI_Request *r) {                                      \
+                      return PMPI_##IName(c.sp, c.rp, count, type, op, comm,   \
+                                          r);                                  \
+                    }),                                                        \
+                c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, void *rbuf, int count,         \
                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,     \
@@ -575,8 +682,16 @@ DDTC_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, sumCounts(rcounts, comm),
                                  rcounts[rankOf(comm)], type);
-  return done(PMPI_Reduce_scatter(c.sp, c.rp, rcounts, type, op, comm), c,
-              comm);
+  return done(progressing(
+                  [&] {
+                    return PMPI_Reduce_scatter(c.sp, c.rp, rcounts, type, op,
+                                               comm);
+                  },
+                  [&](MPI_Request *r) {
+                    return PMPI_Ireduce_scatter(c.sp, c.rp, rcounts, type, op,
+                                                comm, r);
+                  }),
+              c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce_scatter(const void *sbuf, void *rbuf,
                                     const int rcounts[], MPI_Datatype type,
@@ -595,8 +710,16 @@ DDTC_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, int64_t(rcount) * groupSize(comm),
                                  rcount, type);
-  return done(PMPI_Reduce_scatter_block(c.sp, c.rp, rcount, type, op, comm), c,
-              comm);
+  return done(progressing(
+                  [&] {
+                    return PMPI_Reduce_scatter_block(c.sp, c.rp, rcount, type,
+                                                     op, comm);
+                  },
+                  [&](MPI_Request *r) {
+                    return PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type,
+                                                      op, comm, r);
+                  }),
+              c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf,
                                           int rcount, MPI_Datatype type,

@@ -10,6 +10,8 @@
 // whenever none of the application's threads has for a while; while they
 // poll in Wait or Test it stays out of their way. It needs the MPI library
 // at MPI_THREAD_MULTIPLE, which the layer asks for at initialization.
+// Without it, barriers and collectives run as their nonblocking forms and
+// progress the layer while they wait (Collectives.cpp, `progressing`).
 //===----------------------------------------------------------------------===//
 
 #include "Layer.h"
