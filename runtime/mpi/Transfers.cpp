@@ -791,10 +791,14 @@ bool advance(Operation &op) {
 }
 
 /// Tells the user's request that its operation is done (once per start).
+/// `signalled` is set before the message: once the user's Wait has seen it,
+/// the user may start a persistent operation again (which clears the flag)
+/// while this thread is still here.
 void signalUser(Operation &op) {
-  if (op.completionTag >= 0 && !op.signalled)
-    PMPI_Send(nullptr, 0, MPI_BYTE, 0, op.completionTag, selfComm());
+  const bool send = op.completionTag >= 0 && !op.signalled;
   op.signalled = true;
+  if (send)
+    PMPI_Send(nullptr, 0, MPI_BYTE, 0, op.completionTag, selfComm());
 }
 
 /// A buffered send is complete for the user once its bytes are packed.
