@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the MPI layer's test suite on the fake CUDA driver over and over, each
 # run with a new seed and a setting drawn from the protocols, fragment sizes,
-# ring depths, IPC read modes, thread counts and rank counts that ctest uses
-# one seed each, until the time is up. Every failing run's command and log
-# are kept, so that it can be run again alone.
+# ring depths, IPC read modes, thread counts and rank counts that ctest runs
+# once each, until the time is up. Every failing run's command and log are
+# kept, so that it can be run again alone.
 #
 #   utils/mpi-soak.sh [--minutes M] [--build DIR] [--out DIR] [--seed S]
 #
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "mpi-soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
