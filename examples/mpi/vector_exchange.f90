@@ -181,6 +181,11 @@ program vector_exchange
   call MPI_COMM_SPLIT(MPI_COMM_WORLD, 7, nproc - rank, made, ierr)
   call exchange_large(made, 'MPI_COMM_SPLIT')
   call MPI_COMM_FREE(made, ierr)
+  ! A large device message pending across MPI_BARRIER: rank 0 waits for it
+  ! only after the barrier, rank 1 receives it before. Without the layer's
+  ! progress thread it moves only because the barrier, called from Fortran,
+  ! goes through the layer as well.
+  call send_across_barrier()
 
   ! 5. MPI_NEIGHBOR_ALLGATHER on a periodic ring of the two ranks (both
   ! neighbours are the other rank): the row block arrives twice, each time
@@ -423,6 +428,34 @@ contains
     end if
     call dm_free(psend)
     call dm_free(precv)
+  end subroutine
+
+  subroutine send_across_barrier()
+    real(dp), allocatable, target :: values(:), got(:)
+    type(c_ptr) :: pdev
+    real(dp), pointer, contiguous :: dev(:)
+    integer :: m, req, err
+    allocate (values(nlarge), got(nlarge))
+    do m = 1, nlarge
+      values(m) = 3.0_dp * m + 0.25_dp
+    end do
+    got = -1.0_dp
+    pdev = dm_alloc(word * nlarge)
+    call c_f_pointer(pdev, dev, [nlarge])
+    if (rank == 0) then
+      call dm_to_device(pdev, c_loc(values), word * nlarge)
+      call MPI_ISEND(dev, nlarge, MPI_DOUBLE_PRECISION, 1, 9, MPI_COMM_WORLD, req, err)
+      call MPI_BARRIER(MPI_COMM_WORLD, err)
+      call MPI_WAIT(req, MPI_STATUS_IGNORE, err)
+      call report(err == MPI_SUCCESS, 'a device send pending across MPI_BARRIER')
+    else
+      call dm_to_device(pdev, c_loc(got), word * nlarge)
+      call MPI_RECV(dev, nlarge, MPI_DOUBLE_PRECISION, 0, 9, MPI_COMM_WORLD, &
+                    MPI_STATUS_IGNORE, err)
+      call MPI_BARRIER(MPI_COMM_WORLD, err)
+      call expect('a device message sent across MPI_BARRIER', pdev, values, nlarge)
+    end if
+    call dm_free(pdev)
   end subroutine
 
   ! Since plain MPI could read the fake driver's device memory too: that the

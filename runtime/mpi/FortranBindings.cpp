@@ -1028,6 +1028,14 @@ DDTC_FORTRAN(pack_size, PACK_SIZE)
 // nonblocking (Mode Started, one request argument more). `m` is the mode,
 // `request...` the request argument of the C function, if any.
 
+// The barrier too: without the progress thread the C wrapper runs it as
+// MPI_Ibarrier, and a rank calling it from Fortran must take the same form
+// as a rank calling it from C.
+DDTC_FORTRAN_IMPL ddtc_fortran_barrier(MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Barrier(comm(c)));
+}
+DDTC_FORTRAN(barrier, BARRIER)
+
 #define DDTC_FORTRAN_BCAST(lower, upper, Name, Mode)                           \
   DDTC_FORTRAN_IMPL ddtc_fortran_##lower(void *buf, MPI_Fint *count,           \
                                          MPI_Fint *datatype, MPI_Fint *root,   \
