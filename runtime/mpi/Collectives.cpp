@@ -373,6 +373,13 @@ int blockingForm(Blocking blocking, Start) {
   return blocking();
 }
 
+/// The blocking collective PMPI_<Name> on the arguments given, in the form
+/// `form` (progressing or blockingForm) chooses between it and its
+/// nonblocking PMPI_<IName>: one argument list serves both.
+#define DDTC_BLOCKING(form, Name, IName, ...)                                  \
+  form([&] { return PMPI_##Name(__VA_ARGS__); },                               \
+       [&](MPI_Request *r) { return PMPI_##IName(__VA_ARGS__, r); })
+
 int64_t sumCounts(const int counts[], MPI_Comm comm) {
   int n = 0;
   PMPI_Comm_size(comm, &n);
@@ -386,25 +393,22 @@ int64_t sumCounts(const int counts[], MPI_Comm comm) {
 
 // Each collective twice: blocking (the receive copy goes back before the
 // call returns; `progressing` keeps the rank's transfers moving meanwhile)
-// and nonblocking (it goes back when Wait/Test completes the request). The copies are made before the call: a nonblocking collective's
-// send buffer is read then, as the standard allows.
+// and nonblocking (it goes back when Wait/Test completes the request). The
+// copies are made before the call: a nonblocking collective's send buffer
+// is read then, as the standard allows.
 
 DDTC_EXPORT int MPI_Barrier(MPI_Comm comm) {
   progress();
-  return progressing([&] { return PMPI_Barrier(comm); },
-                     [&](MPI_Request *r) { return PMPI_Ibarrier(comm, r); });
+  return DDTC_BLOCKING(progressing, Barrier, Ibarrier, comm);
 }
 
 DDTC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
                           MPI_Comm comm) {
   progress();
   Copies c = bcastCopies(buf, count, type);
-  return done(progressing(
-                  [&] { return PMPI_Bcast(c.rp, count, type, root, comm); },
-                  [&](MPI_Request *r) {
-                    return PMPI_Ibcast(c.rp, count, type, root, comm, r);
-                  }),
-              c, comm);
+  return done(
+      DDTC_BLOCKING(progressing, Bcast, Ibcast, c.rp, count, type, root, comm),
+      c, comm);
 }
 DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                            MPI_Comm comm, MPI_Request *req) {
@@ -420,15 +424,8 @@ DDTC_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root,
                              int root, MPI_Comm comm) {                        \
     progress();                                                                \
     Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);   \
-    return done(progressing(                                                   \
-                    [&] {                                                      \
-                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcount,    \
-                                         rtype, root, comm);                   \
-                    },                                                         \
-                    [&](MPI_Request *r) {                                      \
-                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcount,   \
-                                          rtype, root, comm, r);               \
-                    }),                                                        \
+    return done(DDTC_BLOCKING(progressing, Name, IName, c.sp, scount, stype,   \
+                              c.rp, rcount, rtype, root, comm),                \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
@@ -451,15 +448,8 @@ DDTC_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype,
   progress();
   Copies c = gathervCopies(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
                            root, comm);
-  return done(progressing(
-                  [&] {
-                    return PMPI_Gatherv(c.sp, scount, stype, c.rp, rcounts,
-                                        displs, rtype, root, comm);
-                  },
-                  [&](MPI_Request *r) {
-                    return PMPI_Igatherv(c.sp, scount, stype, c.rp, rcounts,
-                                         displs, rtype, root, comm, r);
-                  }),
+  return done(DDTC_BLOCKING(progressing, Gatherv, Igatherv, c.sp, scount, stype,
+                            c.rp, rcounts, displs, rtype, root, comm),
               c, comm);
 }
 DDTC_EXPORT int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype,
@@ -481,15 +471,8 @@ DDTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[],
   progress();
   Copies c = scattervCopies(sbuf, scounts, displs, stype, rbuf, rcount, rtype,
                             root, comm);
-  return done(progressing(
-                  [&] {
-                    return PMPI_Scatterv(c.sp, scounts, displs, stype, c.rp,
-                                         rcount, rtype, root, comm);
-                  },
-                  [&](MPI_Request *r) {
-                    return PMPI_Iscatterv(c.sp, scounts, displs, stype, c.rp,
-                                          rcount, rtype, root, comm, r);
-                  }),
+  return done(DDTC_BLOCKING(progressing, Scatterv, Iscatterv, c.sp, scounts,
+                            displs, stype, c.rp, rcount, rtype, root, comm),
               c, comm);
 }
 DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
@@ -505,21 +488,14 @@ DDTC_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[],
 }
 
 // Allgather and Alltoall: a count and a type on each side, no root.
-#define DDTC_ALL_TO_ALL(Name, IName, copies, form)                                   \
+#define DDTC_ALL_TO_ALL(Name, IName, copies, form)                             \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
                              void *rbuf, int rcount, MPI_Datatype rtype,       \
                              MPI_Comm comm) {                                  \
     progress();                                                                \
     Copies c = copies(sbuf, scount, stype, rbuf, rcount, rtype, comm);         \
-    return done(form(                                                          \
-                    [&] {                                                      \
-                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcount,    \
-                                         rtype, comm);                         \
-                    },                                                         \
-                    [&](MPI_Request *r) {                                      \
-                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcount,   \
-                                          rtype, comm, r);                     \
-                    }),                                                        \
+    return done(DDTC_BLOCKING(form, Name, IName, c.sp, scount, stype, c.rp,    \
+                              rcount, rtype, comm),                            \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(                                                 \
@@ -537,7 +513,7 @@ DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies, progressing)
 
 // Allgatherv: a count and a type to send, counts and displacements per
 // process to receive.
-#define DDTC_ALL_GATHER_V(Name, IName, copies, form)                                 \
+#define DDTC_ALL_GATHER_V(Name, IName, copies, form)                           \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, int scount, MPI_Datatype stype, \
                              void *rbuf, const int rcounts[],                  \
                              const int displs[], MPI_Datatype rtype,           \
@@ -545,15 +521,8 @@ DDTC_ALL_TO_ALL(Alltoall, Ialltoall, alltoallCopies, progressing)
     progress();                                                                \
     Copies c =                                                                 \
         copies(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);       \
-    return done(form(                                                          \
-                    [&] {                                                      \
-                      return PMPI_##Name(c.sp, scount, stype, c.rp, rcounts,   \
-                                         displs, rtype, comm);                 \
-                    },                                                         \
-                    [&](MPI_Request *r) {                                      \
-                      return PMPI_##IName(c.sp, scount, stype, c.rp, rcounts,  \
-                                          displs, rtype, comm, r);             \
-                    }),                                                        \
+    return done(DDTC_BLOCKING(form, Name, IName, c.sp, scount, stype, c.rp,    \
+                              rcounts, displs, rtype, comm),                   \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, int scount,                    \
@@ -573,7 +542,7 @@ DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies, progressing)
 
 // Alltoallv and Alltoallw: counts and displacements per process on each
 // side, with one type a side (Alltoallv) or one per process (Alltoallw).
-#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types, Displ, form)                   \
+#define DDTC_ALL_TO_ALL_V(Name, IName, copies, Types, Displ, form)             \
   DDTC_EXPORT int MPI_##Name(const void *sbuf, const int scounts[],            \
                              const Displ sdispls[], Types stypes, void *rbuf,  \
                              const int rcounts[], const Displ rdispls[],       \
@@ -581,16 +550,8 @@ DDTC_ALL_GATHER_V(Allgatherv, Iallgatherv, allgathervCopies, progressing)
     progress();                                                                \
     Copies c = copies(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls,  \
                       rtypes, comm);                                           \
-    return done(form(                                                          \
-                    [&] {                                                      \
-                      return PMPI_##Name(c.sp, scounts, sdispls, stypes, c.rp, \
-                                         rcounts, rdispls, rtypes, comm);      \
-                    },                                                         \
-                    [&](MPI_Request *r) {                                      \
-                      return PMPI_##IName(c.sp, scounts, sdispls, stypes,      \
-                                          c.rp, rcounts, rdispls, rtypes,      \
-                                          comm, r);                            \
-                    }),                                                        \
+    return done(DDTC_BLOCKING(form, Name, IName, c.sp, scounts, sdispls,       \
+                              stypes, c.rp, rcounts, rdispls, rtypes, comm),   \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, const int scounts[],           \
@@ -630,13 +591,9 @@ DDTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count,
                            MPI_Comm comm) {
   progress();
   Copies c = reduceCopies(sbuf, rbuf, count, type, isRoot(root, comm));
-  return done(
-      progressing(
-          [&] { return PMPI_Reduce(c.sp, c.rp, count, type, op, root, comm); },
-          [&](MPI_Request *r) {
-            return PMPI_Ireduce(c.sp, c.rp, count, type, op, root, comm, r);
-          }),
-      c, comm);
+  return done(DDTC_BLOCKING(progressing, Reduce, Ireduce, c.sp, c.rp, count,
+                            type, op, root, comm),
+              c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
                             MPI_Datatype type, MPI_Op op, int root,
@@ -653,14 +610,8 @@ DDTC_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {    \
     progress();                                                                \
     Copies c = reduceCopies(sbuf, rbuf, count, type, true);                    \
-    return done(progressing(                                                   \
-                    [&] {                                                      \
-                      return PMPI_##Name(c.sp, c.rp, count, type, op, comm);   \
-                    },                                                         \
-                    [&](MPI_Request *r) {                                      \
-                      return PMPI_##IName(c.sp, c.rp, count, type, op, comm,   \
-                                          r);                                  \
-                    }),                                                        \
+    return done(DDTC_BLOCKING(progressing, Name, IName, c.sp, c.rp, count,     \
+                              type, op, comm),                                 \
                 c, comm);                                                      \
   }                                                                            \
   DDTC_EXPORT int MPI_##IName(const void *sbuf, void *rbuf, int count,         \
@@ -682,15 +633,8 @@ DDTC_EXPORT int MPI_Reduce_scatter(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, sumCounts(rcounts, comm),
                                  rcounts[rankOf(comm)], type);
-  return done(progressing(
-                  [&] {
-                    return PMPI_Reduce_scatter(c.sp, c.rp, rcounts, type, op,
-                                               comm);
-                  },
-                  [&](MPI_Request *r) {
-                    return PMPI_Ireduce_scatter(c.sp, c.rp, rcounts, type, op,
-                                                comm, r);
-                  }),
+  return done(DDTC_BLOCKING(progressing, Reduce_scatter, Ireduce_scatter, c.sp,
+                            c.rp, rcounts, type, op, comm),
               c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce_scatter(const void *sbuf, void *rbuf,
@@ -710,15 +654,9 @@ DDTC_EXPORT int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf,
   progress();
   Copies c = reduceScatterCopies(sbuf, rbuf, int64_t(rcount) * groupSize(comm),
                                  rcount, type);
-  return done(progressing(
-                  [&] {
-                    return PMPI_Reduce_scatter_block(c.sp, c.rp, rcount, type,
-                                                     op, comm);
-                  },
-                  [&](MPI_Request *r) {
-                    return PMPI_Ireduce_scatter_block(c.sp, c.rp, rcount, type,
-                                                      op, comm, r);
-                  }),
+  return done(DDTC_BLOCKING(progressing, Reduce_scatter_block,
+                            Ireduce_scatter_block, c.sp, c.rp, rcount, type, op,
+                            comm),
               c, comm);
 }
 DDTC_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf,

@@ -692,8 +692,9 @@ TEST(NVRTC, MinimalDeclarationsWithFallback) {
   const NVRTCCompiler *nvrtc = NVRTCCompiler::get(error);
   if (!nvrtc)
     GTEST_SKIP() << error;
-  const bool minimal =
-      nvrtc->major() > 12 || (nvrtc->major() == 12 && nvrtc->minor() >= 4);
+  const bool minimal = nvrtc->major() > 12 ||
+                       (nvrtc->major() == 12 && nvrtc->minor() >= 4);
+  EXPECT_EQ(nvrtc->minimalDeclarations(), minimal);
   auto hasMinimal = [](const NVRTCResult &r) {
     return std::find(r.options.begin(), r.options.end(), "--minimal") !=
            r.options.end();

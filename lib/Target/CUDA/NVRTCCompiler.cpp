@@ -204,7 +204,7 @@ NVRTCResult NVRTCCompiler::compile(const std::string &source,
   // later may leave those declarations out: the same machine code, without
   // parsing them (a third of an empty kernel's compile). Should a source
   // need them after all, it compiles again with them.
-  if (major_ > 12 || (major_ == 12 && minor_ >= 4)) {
+  if (minimalDeclarations()) {
     std::vector<std::string> minimal = options;
     minimal.push_back("--minimal");
     NVRTCResult r = compileWith(source, name, output, minimal);

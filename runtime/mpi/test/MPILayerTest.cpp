@@ -1144,8 +1144,9 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
 
 /// Small eager sends are packed on the host from a copy of their span
 /// unless DDTC_MPI_HOST_PACK is 0, and never then (no send of the run). The
-/// first is checked with a send of its own (4 ints 8 bytes apart: 16 packed bytes, a span of 28) from rank 0
-/// to rank 1, whatever the random cases drew, and with the bytes it moved.
+/// first is checked with a send of its own (4 ints 8 bytes apart: 16 packed
+/// bytes, a span of 28) from rank 0 to rank 1, whatever the random cases
+/// drew, and with the bytes it moved.
 void checkHostPacks() {
   auto count = reinterpret_cast<long long (*)()>(
       dlsym(RTLD_DEFAULT, "ddtc_mpi_host_packs"));

@@ -46,6 +46,11 @@ public:
   int major() const { return major_; }
   int minor() const { return minor_; }
   std::string versionString() const;
+  /// Whether compiles leave out the CUDA runtime's device API (`--minimal`,
+  /// NVRTC 12.4 and later; a source that needs it compiles again with it).
+  bool minimalDeclarations() const {
+    return major_ > 12 || (major_ == 12 && minor_ >= 4);
+  }
   /// The file that was loaded, as given to dlopen.
   const std::string &libraryPath() const { return path_; }
 
