@@ -39,7 +39,8 @@
 #      be used (rings, staged and direct reads, threads, wildcards, one GPU),
 #      compute-sanitizer on both ranks for a subset, then ddtc-mpi-bench
 #      --refs device (against a contiguous device buffer, the extent copy
-#      and the host-memory protocols), its read-mode and fragment sweeps,
+#      and the host-memory protocols; then the layer's path and the
+#      contiguous one alone), its read-mode and fragment sweeps,
 #      the ping-pong with a kernel holding half of each GPU (--contend) and
 #      the 3-d halo exchange (--halo);
 #   9. with the source bundles of the external suites in .external/ (see
@@ -375,6 +376,11 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     mpi_bench mpi-ipc-bench "${ipcb_x[@]}" "$mpibench" --refs device \
       --max-bytes 256M --reps ${DDTC_IPC_BENCH_REPS:-10} \
       --json "$out/mpi-ipc-bench.json"
+    # ddtc and (a) alone, from 1 MiB: interleaved with (b) and (c), the
+    # first IPC message after their host traffic is slower.
+    mpi_bench mpi-ipc-bench-alone "${ipcb_x[@]}" "$mpibench" --refs device \
+      --sizes 1M,4M,16M,64M,256M --max-bytes 256M --time ddtc,a \
+      --reps ${DDTC_IPC_BENCH_REPS:-10} --json "$out/mpi-ipc-bench-alone.json"
     fi
     if ipc_part sweeps; then
     # The receiver's other way to read a fragment, and fixed fragment sizes

@@ -177,14 +177,17 @@ bool wantIpc(Operation &op) {
 }
 
 bool startIpcSend(Operation &op) {
-  op.plan = ipcSchedule(op.total, op.info->readAmplification);
+  bool readInPlace =
+      op.info->contiguous && exportDevice(userBytes(op), op.note.ref);
+  op.plan = readInPlace ? inPlaceSchedule(op.total)
+                        : ipcSchedule(op.total, op.info->readAmplification);
   op.nfrag = static_cast<int>(op.plan.count());
   op.slotBytes = slotBytesFor(op.plan);
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;
   op.finalSent = false;
   op.note.kind = Note::Ipc;
   op.slots.clear();
-  if (op.info->contiguous && exportDevice(userBytes(op), op.note.ref)) {
+  if (readInPlace) {
     // Read in place: the receiver must see the buffer as of this call.
     op.note.ref.slots = 0;
     op.nextFrag = op.nfrag;

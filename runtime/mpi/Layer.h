@@ -114,11 +114,18 @@ void chooseFragment(int64_t bytes);
 /// DDTC_MPI_FRAGMENT_MIN where given, else those the model predicts
 /// fastest.
 FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification = 1.0);
+/// The fragments of a message the receiver reads in place from the sender's
+/// contiguous buffer: one (up to 1 GiB each), since nothing is packed for
+/// later fragments to overlap; the model's as above where
+/// DDTC_MPI_FRAGMENT, ddtc_mpi_set_fragment or staged reads ask for them.
+FragmentSchedule inPlaceSchedule(int64_t bytes);
 /// The host pipeline's: DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN.
 FragmentSchedule hostSchedule(int64_t bytes);
 /// The model's one-way time of a message through IPC in those fragments.
 double predictIpcUs(const FragmentSchedule &schedule,
                     double readAmplification = 1.0);
+/// The same for a message read in place (no pack, no kernels).
+double predictInPlaceUs(const FragmentSchedule &schedule);
 
 const Settings &settings();
 /// The protocol in force: settings().protocol, unless a program chose

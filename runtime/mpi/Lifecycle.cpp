@@ -34,9 +34,8 @@ void startLayer() {
        protocolName(settings().protocol),
        static_cast<long long>(settings().eagerLimit),
        static_cast<long long>(settings().fragment),
-       static_cast<long long>(settings().fragmentMinSet
-                                  ? settings().fragmentMin
-                                  : settings().fragment),
+       static_cast<long long>(settings().fragmentMinSet ? settings().fragmentMin
+                                                        : settings().fragment),
        settings().depth);
 }
 
@@ -160,11 +159,16 @@ ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
   double amplification = 1.0;
+  bool contiguous = false;
   if (type != MPI_DATATYPE_NULL) {
     TypeInfo *info = acquirePlannedType(type);
     amplification = info->readAmplification;
+    contiguous = info->contiguous;
     releaseType(info);
   }
+  // A contiguous sender's buffer is read in place (IpcPipeline.cpp).
+  if (contiguous)
+    return predictInPlaceUs(inPlaceSchedule(bytes));
   return predictIpcUs(ipcSchedule(bytes, amplification), amplification);
 }
 

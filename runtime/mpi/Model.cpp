@@ -215,6 +215,30 @@ double predictIpcUs(const FragmentSchedule &schedule,
          ends / (kernelGBps * 1e3);
 }
 
+double predictInPlaceUs(const FragmentSchedule &schedule) {
+  const ModelFigures &m = modelFigures();
+  if (schedule.count() == 0)
+    return 0;
+  return m.startUs + static_cast<double>(schedule.count()) * m.alphaUs +
+         static_cast<double>(schedule.total()) / (m.linkGBps * 1e3);
+}
+
+FragmentSchedule inPlaceSchedule(int64_t bytes) {
+  const Settings &s = settings();
+  // Staged reads copy a fragment to local staging before its unpack: there
+  // fragments do overlap, and the model's choice stands.
+  if (s.fragmentSet || s.ipcStage ||
+      chosenFragment.load(std::memory_order_relaxed))
+    return ipcSchedule(bytes);
+  // One copy (or unpack) of the whole message: on two H200s a 16 MiB
+  // contiguous message took 59 us read at once against 85 us in the
+  // 4+8+4 MiB the pipeline's model would choose, each fragment paying a
+  // signal and a wait that no pack hides.
+  constexpr int64_t kMost = int64_t(1) << 30; // the note holds int32 sizes
+  int64_t one = std::max<int64_t>(std::min(bytes, kMost), 1);
+  return FragmentSchedule(bytes, one, one);
+}
+
 FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
   // The note carries both sizes as int32.
   auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };

@@ -1021,6 +1021,8 @@ void usage(const std::vector<LayoutDef> &defs) {
       "  --host-reps N     its repetitions (default 7)\n"
       "  --no-ddtc         measure only a, b and c (for an MPI library\n"
       "                    without libddtc-mpi)\n"
+      "  --time LIST       time only these paths (ddtc, a, b, c; comma-\n"
+      "                    separated; every path is still checked)\n"
       "  --refs host|device  host (default): a, b, c as above; device: a is\n"
       "                    the packed bytes as a contiguous device buffer\n"
       "                    through libddtc-mpi (the ceiling between GPUs), c\n"
@@ -1189,6 +1191,9 @@ int main(int argc, char **argv) {
   int reps = 20, hostIters = 10000, hostReps = 7;
   int64_t maxBytes = 64ll << 20, maxSpan = 1ll << 30;
   bool noDdtc = false;
+  // --time: the paths timed (all checked); leaving some out shows whether
+  // what they leave behind (host traffic, idle GPU) slows the others.
+  bool timed[NumMethods] = {true, true, true, true};
   double contend = 0; // --contend
   bool halo = false;   // --halo, --halo-layout
   HaloOptions haloOpt;
@@ -1274,6 +1279,24 @@ int main(int argc, char **argv) {
       hostReps = positive("--host-reps");
     } else if (a == "--no-ddtc") {
       noDdtc = true;
+    } else if (a == "--time") {
+      std::string list = value("--time");
+      std::fill(timed, timed + NumMethods, false);
+      std::stringstream ls(list);
+      std::string name;
+      while (std::getline(ls, name, ',')) {
+        int m = 0;
+        while (m < NumMethods && name != kMethodNames[m])
+          ++m;
+        if (m == NumMethods) {
+          std::fprintf(stderr,
+                       "ddtc-mpi-bench: --time %s: '%s' is not a path "
+                       "(ddtc, a, b or c, comma-separated)\n",
+                       list.c_str(), name.c_str());
+          return 2;
+        }
+        timed[m] = true;
+      }
     } else if (a == "--contend") {
       contend = std::atof(value("--contend").c_str());
       if (!(contend > 0 && contend < 1)) {
@@ -1794,6 +1817,8 @@ int main(int argc, char **argv) {
         run[A] = run[B] = run[C] = false;
 
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+      for (int m = 0; m < NumMethods; ++m)
+        run[m] = run[m] && timed[m];
       if (run[DDTC] || run[A] || run[B] || run[C]) {
         timeMethods(s, rank, reps, run, p.t,
                     contend > 0 ? &contention : nullptr);
