@@ -20,6 +20,11 @@
 //    the sender in place: the answer names it; the sender copies what it
 //    had packed into its ring already, packs the rest straight into it, and
 //    says when it is done.
+//  - With DDTC_MPI_IPC_READ=push the receiver answers with a ring of its
+//    own: the sender packs each fragment straight into a free slot of it
+//    (its kernel's stores cross the link, where a read of the peer's memory
+//    waits for every load), says which slot holds the next fragment, and
+//    the receiver unpacks from its own memory and returns the slot.
 //
 // The note names the memory to read (`Note::ref`); a receiver that cannot
 // map it answers "host fragments", and the sender packs again into pinned
@@ -27,9 +32,10 @@
 // run (said once with DDTC_MPI_VERBOSE). A receive that is too small is
 // refused before anything moves, as in the host pipeline.
 //
-// Messages after the answer (int32 each): ready (slot index) and the
-// sender's "written" (-1) go with the fragments tag; returned slots and the
-// receiver's "read" (-1) go with the answer tag. -2 in either says the
+// Messages after the answer (int32 each): ready (slot index: of the
+// sender's ring, or with push of the receiver's) and the sender's "written"
+// (-1) go with the fragments tag; returned slots and the receiver's "read"
+// (-1) go with the answer tag. -2 in either says the
 // other side failed; -3 from the sender says it cannot map the receive
 // buffer after all, and the receiver reads the sender's ring instead.
 //===----------------------------------------------------------------------===//
@@ -59,7 +65,7 @@ bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
   if (hi <= lo)
     return true;
   CostScope cost(Cost::Pack);
-  if (op.info->contiguous)
+  if (op.contiguous)
     return copyDeviceAsync(out, userBytes(op) + lo,
                            static_cast<size_t>(hi - lo), op.stream);
   return ddtc_pack(op.info->type, op.buf, op.count, lo, hi, out, op.stream,
@@ -69,7 +75,7 @@ bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
 /// Unpacks bytes [lo, hi) of the message from device memory at `in`.
 bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in) {
   CostScope cost(Cost::Unpack);
-  if (op.info->contiguous)
+  if (op.contiguous)
     return copyDeviceAsync(userBytes(op) + lo, in, static_cast<size_t>(hi - lo),
                            op.stream);
   return ddtc_unpack(op.info->type, const_cast<void *>(op.buf), op.count, lo,
@@ -165,6 +171,81 @@ bool startWrite(Operation &op) {
   return op.error == MPI_SUCCESS;
 }
 
+/// Sender, answer IpcPush: maps the receiver's ring. When it cannot, the
+/// receiver is told to read this rank's ring instead (the answer becomes
+/// IpcRead).
+bool startPush(Operation &op) {
+  std::string why;
+  const IpcRef &ref = op.answer.ref;
+  if (ref.slots <= 0 || ref.slotBytes < op.slotBytes ||
+      !openPeer(ref, op.peerMemory, why)) {
+    note(2,
+         "cannot write into the ring of rank %d (%s): it reads this rank's "
+         "ring instead",
+         op.peerWorld, why.empty() ? "slots too small" : why.c_str());
+    op.outbox.post(kUseRing, op.peer, fragmentTag(op.note.id), op.pair->data);
+    op.answer.go = Answer::IpcRead;
+    return true;
+  }
+  op.peerBytes = op.peerMemory.base + ref.offset;
+  op.peerFree.clear();
+  for (int i = 0; i < ref.slots; ++i)
+    op.peerFree.push_back(i);
+  op.pushed.clear();
+  op.nextSend = 0;
+  return true;
+}
+
+/// Sender, answer IpcPush: fragments go in order into the receiver's free
+/// slots (copied from this rank's ring where packed before the answer,
+/// else packed straight there), each announced once its kernel is done;
+/// finished when the receiver has returned every slot it unpacked from.
+bool advancePush(Operation &op) {
+  const int64_t peerSlotBytes = op.answer.ref.slotBytes;
+  while (op.signals < op.nfrag &&
+         nextSignal(op, op.peer, answerTag(op.note.id))) {
+    if (op.signal < 0 || op.signal >= op.answer.ref.slots) {
+      op.error = MPI_ERR_OTHER;
+      break;
+    }
+    op.peerFree.push_back(op.signal);
+    ++op.fragsDone;
+  }
+  while (op.error == MPI_SUCCESS && op.nextSend < op.nfrag &&
+         !op.peerFree.empty()) {
+    int k = op.nextSend, slot = op.peerFree.front();
+    int64_t lo = op.plan.begin(k), hi = op.plan.end(k);
+    char *dst = op.peerBytes + slot * peerSlotBytes;
+    auto own = std::find_if(op.slots.begin(), op.slots.end(),
+                            [k](const Slot &s) { return s.frag == k; });
+    // Packed into this rank's ring before the answer came: copied after
+    // its pack, on the same stream.
+    bool ok = own != op.slots.end()
+                  ? copyDeviceAsync(dst, own->buf, static_cast<size_t>(hi - lo),
+                                    op.stream)
+                  : packRange(op, lo, hi, dst);
+    void *event = ok ? recordEvent(op.stream) : nullptr;
+    if (!event) {
+      op.error = MPI_ERR_OTHER;
+      break;
+    }
+    op.peerFree.pop_front();
+    op.pushed.emplace_back(event, slot);
+    ++op.nextSend;
+  }
+  while (op.error == MPI_SUCCESS && !op.pushed.empty() &&
+         eventDone(op.pushed.front().first)) {
+    releaseEvent(op.pushed.front().first);
+    op.outbox.post(op.pushed.front().second, op.peer, fragmentTag(op.note.id),
+                   op.pair->data);
+    op.pushed.pop_front();
+  }
+  if (op.error != MPI_SUCCESS)
+    return abandon(op);
+  return op.fragsDone == op.nfrag && op.outbox.drain() &&
+         testDone(op, op.inner) && testDone(op, op.noteReq);
+}
+
 } // namespace
 
 long long ipcReceives() { return receives.load(); }
@@ -177,8 +258,7 @@ bool wantIpc(Operation &op) {
 }
 
 bool startIpcSend(Operation &op) {
-  bool readInPlace =
-      op.info->contiguous && exportDevice(userBytes(op), op.note.ref);
+  bool readInPlace = op.contiguous && exportDevice(userBytes(op), op.note.ref);
   op.plan = readInPlace ? inPlaceSchedule(op.total)
                         : ipcSchedule(op.total, op.info->readAmplification);
   op.nfrag = static_cast<int>(op.plan.count());
@@ -217,6 +297,12 @@ bool advanceIpcSend(Operation &op) {
     return false;
   bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
   switch (op.answer.go) {
+  case Answer::IpcPush:
+    if (!op.peerMemory.base && !startPush(op))
+      return abandon(op);
+    if (op.answer.go != Answer::IpcPush)
+      return advanceIpcSend(op);
+    return advancePush(op);
   case Answer::IpcWrite:
     if (!op.peerMemory.base && !startWrite(op))
       return abandon(op);
@@ -290,12 +376,82 @@ void setupRead(Operation &op) {
                  ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
                  : static_cast<size_t>(op.note.ref.slots);
   op.slots.assign(n, Slot{});
-  if (settings().ipcStage && !op.info->contiguous &&
+  if (settings().ipcStage && !op.contiguous &&
       (op.copyStream = threadCopyStream(op.buf)) &&
       deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                     op.deviceRing))
     for (size_t i = 0; i < n; ++i)
       op.slots[i].buf = op.deviceRing.ptr + i * op.slotBytes;
+}
+
+/// Receiver, DDTC_MPI_IPC_READ=push: a ring of this rank's for the sender to
+/// write fragments into; false when none can be had (then it reads).
+bool setupPush(Operation &op) {
+  size_t n = static_cast<size_t>(std::min(settings().depth, op.nfrag));
+  if (n == 0 || !deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
+                               op.deviceRing))
+    return false;
+  op.answer.go = Answer::IpcPush;
+  op.answer.ref = op.deviceRing.ref;
+  op.answer.ref.slots = static_cast<int32_t>(n);
+  op.answer.ref.slotBytes = op.slotBytes;
+  op.signals = 0;
+  op.slots.assign(n, Slot{});
+  for (size_t i = 0; i < n; ++i)
+    op.slots[i].buf = op.deviceRing.ptr + i * op.slotBytes;
+  return true;
+}
+
+/// Receiver, push: each announced slot of this rank's ring holds the next
+/// fragment; it is unpacked from here and returned once its unpack is done.
+bool advancePushRecv(Operation &op) {
+  while (op.signals < op.nfrag &&
+         nextSignal(op, op.source, fragmentTag(op.note.id))) {
+    if (op.signal == kUseRing && op.signals == 1) {
+      // The sender cannot map this ring: it lends its own instead.
+      deviceRelease(op.deviceRing);
+      setupRead(op);
+      return advanceIpcRecv(op);
+    }
+    op.ready.push_back(op.signal);
+  }
+  if (op.error != MPI_SUCCESS)
+    return abandon(op);
+  for (size_t i = 0; i < op.slots.size(); ++i) {
+    Slot &s = op.slots[i];
+    if (s.s == Slot::S::Unpacking && eventDone(s.unpacked)) {
+      releaseEvent(s.unpacked);
+      s.unpacked = nullptr;
+      op.outbox.post(static_cast<int32_t>(i), op.source, answerTag(op.note.id),
+                     op.pair->data);
+      ++op.fragsDone;
+      s.frag = -1;
+      s.s = Slot::S::Free;
+    }
+  }
+  while (!op.ready.empty() && op.nextFrag < op.nfrag) {
+    int i = op.ready.front();
+    if (i < 0 || i >= static_cast<int>(op.slots.size()) ||
+        op.slots[i].s != Slot::S::Free) {
+      op.error = MPI_ERR_OTHER;
+      return abandon(op);
+    }
+    op.ready.pop_front();
+    Slot &s = op.slots[i];
+    int k = op.nextFrag++;
+    int64_t lo = op.plan.begin(k), len = op.plan.length(k);
+    s.frag = k;
+    s.s = Slot::S::Unpacking;
+    s.unpacked =
+        unpackRange(op, lo, lo + len, s.buf) ? recordEvent(op.stream) : nullptr;
+    if (!s.unpacked) {
+      op.error = MPI_ERR_OTHER;
+      return abandon(op);
+    }
+  }
+  if (op.fragsDone < op.nfrag)
+    return false;
+  return op.outbox.drain() && testDone(op, op.answerReq);
 }
 } // namespace
 
@@ -316,12 +472,14 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   op.finalSent = false;
   op.ready.clear();
   op.answer = Answer{};
-  if (!inPlace(op) && op.info->contiguous &&
+  if (!inPlace(op) && op.contiguous &&
       exportDevice(userBytes(op), op.answer.ref) && fence(op.stream)) {
     // The sender writes into the receive buffer (after the application's
     // earlier work on it: the fence).
     op.answer.go = Answer::IpcWrite;
     op.slots.clear();
+  } else if (!inPlace(op) && settings().ipcPush && setupPush(op)) {
+    // The sender writes into this rank's ring.
   } else {
     setupRead(op);
   }
@@ -330,9 +488,10 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   op.received = op.total;
   note(3, "receive %lld bytes from %d tag %d (CUDA IPC, %s%s, id %d)",
        static_cast<long long>(op.total), op.source, op.rtag,
-       op.answer.go == Answer::IpcWrite ? "written by the sender"
-       : inPlace(op)                    ? "read in place"
-                                        : "read from the sender's ring",
+       op.answer.go == Answer::IpcWrite  ? "written by the sender"
+       : op.answer.go == Answer::IpcPush ? "pushed into this rank's ring"
+       : inPlace(op)                     ? "read in place"
+                                         : "read from the sender's ring",
        op.deviceRing.ptr ? ", staged" : "", op.note.id);
   return true;
 }
@@ -340,6 +499,8 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
 bool advanceIpcRecv(Operation &op) {
   if (op.error != MPI_SUCCESS)
     return abandon(op);
+  if (op.answer.go == Answer::IpcPush)
+    return advancePushRecv(op);
   if (op.answer.go == Answer::IpcWrite) {
     // The sender writes; it says when its bytes are in place, or that it
     // cannot map them and they are in its ring.
@@ -440,6 +601,10 @@ void finishIpc(Operation &op) {
     op.slots.clear();
   releaseEvent(op.event);
   op.event = nullptr;
+  for (auto &[event, slot] : op.pushed)
+    releaseEvent(event);
+  op.pushed.clear();
+  op.peerFree.clear();
   if (op.signalReq != MPI_REQUEST_NULL) {
     PMPI_Cancel(&op.signalReq);
     PMPI_Request_free(&op.signalReq);

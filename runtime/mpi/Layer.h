@@ -60,6 +60,10 @@ struct Settings {
   /// memory ("direct", default: one launch less per fragment, faster on an
   /// H200 pair) or copies each fragment to local staging first ("stage").
   bool ipcStage = false;
+  /// DDTC_MPI_IPC_READ=push: the sender's pack kernels write each fragment
+  /// into a slot of the receiver's staging ring over the link, and the
+  /// receiver unpacks from its own memory.
+  bool ipcPush = false;
   /// DDTC_MPI_HOST_READ: the receiver of the pipeline through host memory
   /// unpacks each fragment straight from pinned host memory ("direct", the
   /// unpack reading over PCIe) or copies it to device staging with a copy
@@ -254,6 +258,9 @@ struct TypeInfo {
   /// The packed stream of `count` instances is the memory at
   /// origin + trueLb (plain copies, no kernel).
   bool contiguous = false;
+  /// One instance's packed stream is the memory at origin + trueLb (known
+  /// once planned: its layout is one run).
+  bool contiguousOnce = false;
   std::string why; ///< why ddtc does not pack it, when type is null
   /// The ddtc type was committed (kernels planned) for device use.
   std::atomic<bool> planned{false};
@@ -262,6 +269,12 @@ struct TypeInfo {
   /// pieces): the model's kernel rate for the type.
   double readAmplification = 1.0;
 };
+
+/// Whether `count` instances of the type are packed by plain copies of the
+/// memory from origin + trueLb.
+inline bool contiguousFor(const TypeInfo &t, int64_t count) {
+  return t.contiguous || (count == 1 && t.contiguousOnce);
+}
 
 /// The info of `datatype` (decoded on first use and kept as an attribute),
 /// with a reference the caller drops with release(). Never fails: a type
@@ -460,7 +473,8 @@ struct Answer {
     Refuse = 0,    ///< the receive is too small: nothing is sent
     HostFrags = 1, ///< fragments through host memory as MPI messages
     IpcRead = 2,   ///< the receiver reads the sender's ring or buffer
-    IpcWrite = 3   ///< the sender writes into `ref` (the receive buffer)
+    IpcWrite = 3,  ///< the sender writes into `ref` (the receive buffer)
+    IpcPush = 4    ///< the sender writes fragments into `ref`'s ring slots
   };
   int32_t go = Refuse;
   /// With HostFrags to an IPC note: the receiver could not map the

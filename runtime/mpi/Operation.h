@@ -84,6 +84,8 @@ struct Operation {
   bool send = true;
   SendMode mode = SendMode::Standard;
   TypeInfo *info = nullptr;
+  /// count x the type is one run of memory (contiguousFor): plain copies.
+  bool contiguous = false;
   MPI_Datatype datatype = MPI_DATATYPE_NULL; ///< valid only while posting
   const void *buf = nullptr;
   int count = 0, peer = 0, tag = 0;
@@ -149,6 +151,10 @@ struct Operation {
   MPI_Request signalReq = MPI_REQUEST_NULL;
   int signals = 0;       ///< signals received so far
   std::deque<int> ready; ///< receiver: fragments announced, in order
+  /// Answer::IpcPush, sender: the receiver's slots free to write, and the
+  /// fragments written or being written (their event, the slot), in order.
+  std::deque<int> peerFree;
+  std::deque<std::pair<void *, int>> pushed;
   Outbox outbox;
   bool finalSent = false;
 

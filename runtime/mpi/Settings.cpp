@@ -40,16 +40,16 @@ int64_t envBytes(const char *name, int64_t fallback, int64_t min) {
 
 /// A setting of "stage" (true) or "direct" (false); anything else keeps
 /// `value`, with a warning.
-void envStage(const char *name, bool &value) {
+void envStage(const char *name, bool &value,
+              const char *choices = "stage, direct") {
   const char *v = std::getenv(name);
   if (!v || !*v)
     return;
   if (!std::strcmp(v, "stage") || !std::strcmp(v, "direct"))
     value = !std::strcmp(v, "stage");
   else
-    std::fprintf(stderr,
-                 "ddtc-mpi: %s=%s is not one of stage, direct; using %s\n",
-                 name, v, value ? "stage" : "direct");
+    std::fprintf(stderr, "ddtc-mpi: %s=%s is not one of %s; using %s\n", name,
+                 v, choices, value ? "stage" : "direct");
 }
 
 Settings read() {
@@ -81,7 +81,11 @@ Settings read() {
     s.eagerAsync = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
-  envStage("DDTC_MPI_IPC_READ", s.ipcStage);
+  if (const char *v = std::getenv("DDTC_MPI_IPC_READ");
+      v && !std::strcmp(v, "push"))
+    s.ipcPush = true;
+  else
+    envStage("DDTC_MPI_IPC_READ", s.ipcStage, "stage, direct, push");
   envStage("DDTC_MPI_HOST_READ", s.hostStage);
   s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
   return s;

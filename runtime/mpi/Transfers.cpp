@@ -156,7 +156,7 @@ bool hostPackSpan(const Operation &op, int64_t packed, int64_t &first,
   const int64_t limit = settings().hostPack;
   // A persistent send's MPI handle of the type may be freed before a later
   // start (the ddtc type it keeps may not): kernels pack those.
-  if (op.info->contiguous || op.persistent || packed > limit)
+  if (op.contiguous || op.persistent || packed > limit)
     return false;
   typeSpan(*op.info, op.count, first, span);
   return span > 0 && span <= kHostPackSpanFactor * limit;
@@ -213,7 +213,7 @@ int packWhole(Operation &op, bool launchOnly = false) {
     return MPI_SUCCESS;
   }
   bool ok;
-  if (op.info->contiguous)
+  if (op.contiguous)
     ok = copyToHostAsync(op.pinned, origin + op.info->trueLb, n, op.stream);
   else
     ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
@@ -321,7 +321,7 @@ bool packNext(Operation &op, Slot &slot) {
   int64_t lo = op.plan.begin(k), len = op.plan.length(k);
   const char *origin = static_cast<const char *>(op.buf);
   bool ok;
-  if (!op.info->contiguous)
+  if (!op.contiguous)
     ok = ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len, slot.buf,
                    op.stream, settings().maxCtas) == DDTC_SUCCESS;
   else if (op.ipc) // the slot is device memory
@@ -492,7 +492,7 @@ void startPipeRecv(Operation &op) {
   // Device staging of one slot: the copies and unpacks of all fragments
   // run in order on the operation's stream (without it, or when the pool
   // has none, the unpacks read the ring itself).
-  if (op.answer.go && settings().hostStage && !op.info->contiguous)
+  if (op.answer.go && settings().hostStage && !op.contiguous)
     deviceAcquire(op.buf, static_cast<size_t>(op.slotBytes), op.deviceRing);
   PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
              answerTag(op.note.id), op.pair->data, &op.answerReq);
@@ -530,7 +530,7 @@ bool advanceRecvPipe(Operation &op) {
                                static_cast<size_t>(len), op.stream);
         from = op.deviceRing.ptr;
       }
-      ok = ok && (op.info->contiguous
+      ok = ok && (op.contiguous
                       ? copyToDeviceAsync(origin + op.info->trueLb + lo, s.buf,
                                           static_cast<size_t>(len), op.stream)
                       : ddtc_unpack(op.info->type, origin, op.count, lo,
@@ -750,7 +750,7 @@ bool advance(Operation &op) {
     op.stream = threadStream(op.buf);
     char *origin = const_cast<char *>(static_cast<const char *>(op.buf));
     bool ok;
-    if (op.info->contiguous)
+    if (op.contiguous)
       ok = copyToDeviceAsync(origin + op.info->trueLb, op.pinned, op.received,
                              op.stream);
     else
@@ -815,6 +815,7 @@ OpRef makeOp(bool send, const void *buf, int count, MPI_Datatype type, int peer,
   op->count = count;
   op->datatype = type;
   op->info = acquirePlannedType(type);
+  op->contiguous = contiguousFor(*op->info, count);
   op->peer = peer;
   op->tag = tag;
   op->comm = comm;

@@ -58,8 +58,8 @@ TypeInfo *decode(MPI_Datatype datatype) {
     info->why = error;
     return info;
   }
-  info->contiguous = isContiguousTree(*tree) && size == extent &&
-                     size == textent && lb == tlb;
+  info->contiguous =
+      isContiguousTree(*tree) && size == extent && size == textent && lb == tlb;
   auto *t = new (std::nothrow) ddtc_type_s;
   if (!t) {
     info->why = "out of host memory";
@@ -87,9 +87,22 @@ void plan(TypeInfo *info) {
              info->why + ")");
     return;
   }
-  if (info->type->specialized)
-    info->readAmplification =
-        estimateReadAmplification(info->type->specialized->layout, 64);
+  if (!info->type->specialized)
+    return;
+  const CanonicalLayout &layout = info->type->specialized->layout;
+  info->readAmplification = estimateReadAmplification(layout, 64);
+  // Normalization merges touching runs and folds contiguous dimensions: a
+  // type whose bytes leave no gap and come in memory order is one run (a
+  // subarray of whole planes, a vector of touching blocks).
+  if (layout.segments.size() == 1 && layout.segments[0].dims.empty() &&
+      layout.segments[0].runs.size() == 1) {
+    const Segment &seg = layout.segments[0];
+    info->contiguousOnce = seg.offset + seg.runs[0].offset == info->trueLb &&
+                           seg.runs[0].length == info->size &&
+                           info->size == info->trueExtent;
+    info->contiguous = info->contiguous ||
+                       (info->contiguousOnce && info->extent == info->size);
+  }
 }
 
 bool isNamed(MPI_Datatype datatype) {
@@ -155,8 +168,7 @@ void commitType(MPI_Datatype datatype) {
     lookupOrDecode(datatype);
 }
 
-void typeSpan(const TypeInfo &t, int64_t count, int64_t &first,
-              int64_t &span) {
+void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span) {
   first = 0;
   span = 0;
   if (count <= 0 || t.size == 0)
