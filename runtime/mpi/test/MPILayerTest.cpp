@@ -787,6 +787,43 @@ void suiteSemantics(uint64_t seed) {
     check(r.deviceBytes() == ex.host,
           "self message with a type freed while pending");
   }
+  // Types whose bytes are one run of memory, copied instead of packed: a
+  // plane of a 3-d array (its extent the whole array) sent once, and
+  // touching blocks sent three times.
+  {
+    int sizes[3] = {4, 6, 5}, sub[3] = {1, 6, 5}, start[3] = {2, 0, 0};
+    MPI_Datatype plane, touching;
+    MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_INT,
+                             &plane);
+    MPI_Type_vector(4, 3, 3, MPI_INT, &touching);
+    const std::pair<MPI_Datatype *, int> cases[] = {{&plane, 1},
+                                                    {&touching, 3}};
+    for (const auto &[t, count] : cases) {
+      MPI_Type_commit(t);
+      TypeRef tree = importMPIDatatype(*t, error);
+      check(tree != nullptr, "a type of one run imports");
+      if (!tree)
+        continue;
+      Buffer s(*tree, count, seed + 21, false), r(*tree, count, 0, true);
+      if (rank == 0) {
+        MPI_Send(s.dOrigin(), count, *t, 1, 11, comm);
+      } else {
+        MPI_Status st;
+        MPI_Recv(r.dOrigin(), count, *t, 0, 11, comm, &st);
+        std::vector<unsigned char> packed(
+            static_cast<size_t>(packedSize(*tree, count)));
+        referencePack(*tree, count, s.hOrigin(), packed.data());
+        Buffer ex(*tree, count, 0, true);
+        referenceUnpack(*tree, count, packed.data(), ex.hOrigin());
+        check(r.deviceBytes() == ex.host,
+              "a type of one run of memory arrives whole and alone");
+        int n = -1;
+        MPI_Get_count(&st, *t, &n);
+        check(n == count, "its count", n, count);
+      }
+      MPI_Type_free(t);
+    }
+  }
   // MPI_BOTTOM: a struct of absolute device addresses.
   {
     Buffer a(*Datatype::primitive(Primitive::Double), 8, seed + 11, false);
@@ -1098,8 +1135,8 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
   rc |= MPI_File_read_all_end(fh, sr.dOrigin(), &st);
   int got = -1;
   PMPI_Get_count(&st, vecType, &got);
-  rc |= PMPI_File_read_at(fh, split + (worldSize + next) * packed,
-                          sr.hOrigin(), 2, vecType, &st);
+  rc |= PMPI_File_read_at(fh, split + (worldSize + next) * packed, sr.hOrigin(),
+                          2, vecType, &st);
   check(rc == MPI_SUCCESS && got == 2 && sr.deviceBytes() == sr.host,
         "File_write_at_all_begin/_end and File_read_all_begin/_end of "
         "device vectors",
@@ -1125,8 +1162,8 @@ void suiteIO(uint64_t seed, const Datatype &vec, MPI_Datatype vecType) {
   rc |= PMPI_Pack(o.hOrigin(), 2, vecType, pk.data(), static_cast<int>(packed),
                   &pos, MPI_COMM_SELF);
   pos = 0;
-  rc |= PMPI_Unpack(pk.data(), static_cast<int>(packed), &pos, ref.hOrigin(),
-                    2, vecType, MPI_COMM_SELF);
+  rc |= PMPI_Unpack(pk.data(), static_cast<int>(packed), &pos, ref.hOrigin(), 2,
+                    vecType, MPI_COMM_SELF);
   check(rc == MPI_SUCCESS && or_.deviceBytes() == or_.host &&
             or_.host == ref.host,
         "File_write_ordered_begin/_end and File_read_ordered_begin/_end of "
@@ -1177,8 +1214,10 @@ void checkHostPacks() {
     if (limit >= 16)
       check(packs == 1, "a small eager send was packed on the host", packs, 1);
     else
-      check(packs == 0, "no eager send above DDTC_MPI_HOST_PACK was packed "
-                        "on the host", packs, 0);
+      check(packs == 0,
+            "no eager send above DDTC_MPI_HOST_PACK was packed "
+            "on the host",
+            packs, 0);
   } else {
     int got[4] = {0, 0, 0, 0};
     MPI_Recv(got, 4, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
