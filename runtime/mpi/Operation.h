@@ -161,7 +161,6 @@ struct Operation {
   // The user's request.
   int completionTag = -1;
   MPI_Request user = MPI_REQUEST_NULL;
-  bool userFreed = false;
 
   ~Operation();
 };

@@ -100,6 +100,15 @@ std::vector<OpRef> inFlight;
 std::map<MPI_Request, OpRef> byRequest;
 std::atomic<int> pendingCount{0};
 std::atomic<int> nextTag{0};
+
+/// Enters `op` under the user's `request` (registryMutex held). The handle
+/// may be a completed request's whose Wait has not dropped its entry yet
+/// (it will not: the entry is no longer its own); the entry then changes
+/// hands and keeps its count.
+void enterRequest(MPI_Request request, const OpRef &op) {
+  if (byRequest.insert_or_assign(request, op).second)
+    pendingCount.fetch_add(1, std::memory_order_release);
+}
 int tagLimit = 32767;
 
 int completionTag() {
@@ -882,8 +891,7 @@ int issue(const OpRef &op, MPI_Request *request) {
   op->user = *request;
   {
     std::lock_guard<std::mutex> lock(registryMutex);
-    byRequest[*request] = op;
-    pendingCount.fetch_add(1, std::memory_order_release);
+    enterRequest(*request, op);
   }
   if (op->persistent)
     return MPI_SUCCESS;
@@ -926,10 +934,6 @@ void progress() {
       continue;
     }
     signalUser(op);
-    if (op.userFreed && !op.persistent) {
-      byRequest.erase(op.user);
-      pendingCount.fetch_sub(1, std::memory_order_release);
-    }
     inFlight.erase(inFlight.begin() + static_cast<long>(i));
     pendingCount.fetch_sub(1, std::memory_order_release);
   }
@@ -1080,13 +1084,11 @@ bool freeRequest(MPI_Request request) {
     }
     return true;
   }
+  // The handle goes now, also while the transfer runs (it stays in flight
+  // until done): the MPI library may give the handle's value to the next
+  // request at once, and dropping the entry only when the transfer ends
+  // would then drop that request's.
   std::lock_guard<std::mutex> lock(registryMutex);
-  bool running =
-      std::find(inFlight.begin(), inFlight.end(), op) != inFlight.end();
-  if (running && !op->persistent) {
-    op->userFreed = true; // progress drops it when done
-    return true;
-  }
   if (byRequest.erase(request))
     pendingCount.fetch_sub(1, std::memory_order_release);
   if (op->persistent && op->datatype != MPI_DATATYPE_NULL && !op->info->type)
@@ -1209,8 +1211,7 @@ void watchStagedRequest(MPI_Request request, std::unique_ptr<StagedBuffer> send,
   op->stagedSend = std::move(send);
   op->user = request;
   std::lock_guard<std::mutex> lock(registryMutex);
-  byRequest[request] = op;
-  pendingCount.fetch_add(1, std::memory_order_release);
+  enterRequest(request, op);
 }
 
 void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
@@ -1241,8 +1242,7 @@ void watchHostRequest(MPI_Request request, bool send, void *buf, int count,
   op->persistent = persistent;
   op->user = request;
   std::lock_guard<std::mutex> lock(registryMutex);
-  byRequest[request] = op;
-  pendingCount.fetch_add(1, std::memory_order_release);
+  enterRequest(request, op);
 }
 
 } // namespace ddtc::mpi

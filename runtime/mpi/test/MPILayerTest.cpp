@@ -824,6 +824,47 @@ void suiteSemantics(uint64_t seed) {
       MPI_Type_free(t);
     }
   }
+  // A buffered send's request freed while its transfer still runs: the MPI
+  // library may hand the freed handle to the next request at once, whose
+  // status must be its own when the earlier transfer ends first.
+  {
+    Buffer big(*vec, 300, seed + 31, false), small(*vec, 2, seed + 32, false);
+    Buffer got(*vec, 2, 0, true);
+    int size = 0;
+    MPI_Pack_size(300, mt.h, comm, &size);
+    std::vector<char> attach(static_cast<size_t>(size) + MPI_BSEND_OVERHEAD +
+                             64);
+    MPI_Buffer_attach(attach.data(), static_cast<int>(attach.size()));
+    int ack = 0;
+    if (rank == 0) {
+      MPI_Request r, r2;
+      MPI_Ibsend(big.dOrigin(), 300, mt.h, 1, 21, comm, &r);
+      MPI_Request_free(&r);
+      MPI_Irecv(got.dOrigin(), 2, mt.h, 1, 22, comm, &r2);
+      // The buffered transfer ends before the receive is waited for.
+      MPI_Recv(&ack, 1, MPI_INT, 1, 23, comm, MPI_STATUS_IGNORE);
+      for (int k = 0; k < 200; ++k) {
+        int flag = 0;
+        MPI_Iprobe(1, 24, comm, &flag, MPI_STATUS_IGNORE);
+        usleep(100);
+      }
+      MPI_Status st;
+      MPI_Wait(&r2, &st);
+      int n = -1;
+      MPI_Get_count(&st, mt.h, &n);
+      check(st.MPI_SOURCE == 1 && st.MPI_TAG == 22 && n == 2,
+            "a receive whose handle a freed buffered send had: its status",
+            st.MPI_SOURCE * 1000 + st.MPI_TAG, n);
+    } else {
+      Buffer in(*vec, 300, 0, true);
+      MPI_Recv(in.dOrigin(), 300, mt.h, 0, 21, comm, MPI_STATUS_IGNORE);
+      MPI_Send(&ack, 1, MPI_INT, 0, 23, comm);
+      MPI_Send(small.dOrigin(), 2, mt.h, 0, 22, comm);
+    }
+    void *p;
+    int n;
+    MPI_Buffer_detach(&p, &n);
+  }
   // MPI_BOTTOM: a struct of absolute device addresses.
   {
     Buffer a(*Datatype::primitive(Primitive::Double), 8, seed + 11, false);
