@@ -71,14 +71,11 @@ TypeInfo *decode(MPI_Datatype datatype) {
   return info;
 }
 
-/// Plans the type's kernels (at its first use with a device buffer: types
-/// only ever used on the host cost no planning and no compile). A type that
-/// cannot be planned is staged from then on.
-void plan(TypeInfo *info) {
-  std::lock_guard<std::mutex> lock(typeMutex);
-  if (info->planned || !info->type)
+/// Commits the ddtc type (its kernels planned) and sets what the layer
+/// reads of its layout; a type that cannot be planned loses its ddtc type.
+void commitAndDescribe(TypeInfo *info) {
+  if (!info->type)
     return;
-  info->planned = true;
   if (ddtc_type_commit(info->type) != DDTC_SUCCESS) {
     info->why = ddtc_last_error();
     ddtc_type_free(&info->type);
@@ -103,6 +100,19 @@ void plan(TypeInfo *info) {
     info->contiguous = info->contiguous ||
                        (info->contiguousOnce && info->extent == info->size);
   }
+}
+
+/// Plans the type's kernels (at its first use with a device buffer: types
+/// only ever used on the host cost no planning and no compile). A type that
+/// cannot be planned is staged from then on.
+void plan(TypeInfo *info) {
+  std::lock_guard<std::mutex> lock(typeMutex);
+  if (info->planned.load(std::memory_order_relaxed))
+    return;
+  commitAndDescribe(info);
+  // Last: a thread that finds the type planned without taking the lock
+  // reads the type and the figures set above.
+  info->planned.store(true, std::memory_order_release);
 }
 
 bool isNamed(MPI_Datatype datatype) {
@@ -149,7 +159,7 @@ TypeInfo *acquireType(MPI_Datatype datatype) {
 
 TypeInfo *acquirePlannedType(MPI_Datatype datatype) {
   TypeInfo *info = acquireType(datatype);
-  if (!info->planned)
+  if (!info->planned.load(std::memory_order_acquire))
     plan(info);
   return info;
 }
