@@ -46,24 +46,12 @@
 #include "TypeObject.h"
 
 #include <algorithm>
-#include <mutex>
-#include <set>
 
 namespace ddtc::mpi {
 namespace {
 
 constexpr int32_t kFinished = -1, kFailed = -2, kUseRing = -3;
 std::atomic<long long> receives{0};
-
-/// Senders (world ranks) that could not map this rank's ring: later
-/// messages from them read their ring instead of being pushed.
-std::mutex noPushMutex;
-std::set<int> noPush;
-
-bool pushFrom(int world) {
-  std::lock_guard<std::mutex> lock(noPushMutex);
-  return !noPush.count(world);
-}
 
 bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
 
@@ -388,7 +376,7 @@ void setupRead(Operation &op) {
                  ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
                  : static_cast<size_t>(op.note.ref.slots);
   op.slots.assign(n, Slot{});
-  if (settings().ipcStage && !op.contiguous &&
+  if (settings().ipcRead == IpcRead::Stage && !op.contiguous &&
       (op.copyStream = threadCopyStream(op.buf)) &&
       deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                     op.deviceRing))
@@ -422,10 +410,7 @@ bool advancePushRecv(Operation &op) {
     if (op.signal == kUseRing && op.signals == 1) {
       // The sender cannot map this ring: it lends its own instead, now and
       // for its later messages.
-      {
-        std::lock_guard<std::mutex> lock(noPushMutex);
-        noPush.insert(op.peerWorld);
-      }
+      dropPushPeer(op.peerWorld);
       deviceRelease(op.deviceRing);
       setupRead(op);
       return advanceIpcRecv(op);
@@ -495,8 +480,8 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     // earlier work on it: the fence).
     op.answer.go = Answer::IpcWrite;
     op.slots.clear();
-  } else if (!inPlace(op) && settings().ipcPush && pushFrom(op.peerWorld) &&
-             setupPush(op)) {
+  } else if (!inPlace(op) && settings().ipcRead == IpcRead::Push &&
+             pushPeer(op.peerWorld) && setupPush(op)) {
     // The sender writes into this rank's ring.
   } else {
     setupRead(op);

@@ -36,6 +36,18 @@ enum class Protocol { Auto, Eager, Pipeline, Staged, Ipc };
 /// How many bytes a host-packed eager send may copy per packed byte.
 constexpr int64_t kHostPackSpanFactor = 16;
 
+/// How a fragment crosses through CUDA IPC (DDTC_MPI_IPC_READ).
+enum class IpcRead {
+  /// The receiver's unpack reads the sender's memory (default: one launch
+  /// less per fragment, faster on an H200 pair).
+  Direct,
+  /// The receiver copies each fragment to local staging first.
+  Stage,
+  /// The sender's pack kernels write each fragment into a slot of the
+  /// receiver's ring over the link; the receiver unpacks from its memory.
+  Push
+};
+
 struct Settings {
   bool disabled = false;      ///< DDTC_MPI_DISABLE: pass everything through
   int verbose = 0;            ///< DDTC_MPI_VERBOSE
@@ -56,14 +68,8 @@ struct Settings {
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
-  /// DDTC_MPI_IPC_READ: the IPC receiver unpacks straight from the peer's
-  /// memory ("direct", default: one launch less per fragment, faster on an
-  /// H200 pair) or copies each fragment to local staging first ("stage").
-  bool ipcStage = false;
-  /// DDTC_MPI_IPC_READ=push: the sender's pack kernels write each fragment
-  /// into a slot of the receiver's staging ring over the link, and the
-  /// receiver unpacks from its own memory.
-  bool ipcPush = false;
+  /// DDTC_MPI_IPC_READ: how a fragment crosses through IPC.
+  IpcRead ipcRead = IpcRead::Direct;
   /// DDTC_MPI_HOST_READ: the receiver of the pipeline through host memory
   /// unpacks each fragment straight from pinned host memory ("direct", the
   /// unpack reading over PCIe) or copies it to device staging with a copy
@@ -242,6 +248,11 @@ void initPeers();
 int worldRank();
 /// Whether the device messages to `world` may use CUDA IPC.
 bool ipcPeer(int world);
+/// Whether `world`, sending to this rank through IPC, may be asked to write
+/// its fragments into this rank's ring (DDTC_MPI_IPC_READ=push): not once it
+/// could not map it.
+bool pushPeer(int world);
+void dropPushPeer(int world);
 /// After an IPC failure with `world`: later messages use host memory
 /// (said once with DDTC_MPI_VERBOSE).
 void dropIpcPeer(int world, const std::string &why);

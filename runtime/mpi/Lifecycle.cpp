@@ -163,7 +163,7 @@ ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (type != MPI_DATATYPE_NULL) {
     TypeInfo *info = acquirePlannedType(type);
     amplification = info->readAmplification;
-    contiguous = contiguousFor(*info, bytes == info->size ? 1 : 2);
+    contiguous = info->size > 0 && contiguousFor(*info, bytes / info->size);
     releaseType(info);
   }
   // A contiguous sender's buffer is read in place (IpcPipeline.cpp).

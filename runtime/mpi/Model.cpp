@@ -227,7 +227,7 @@ FragmentSchedule inPlaceSchedule(int64_t bytes) {
   const Settings &s = settings();
   // Staged reads copy a fragment to local staging before its unpack: there
   // fragments do overlap, and the model's choice stands.
-  if (s.fragmentSet || s.ipcStage ||
+  if (s.fragmentSet || s.ipcRead == IpcRead::Stage ||
       chosenFragment.load(std::memory_order_relaxed))
     return ipcSchedule(bytes);
   // One copy (or unpack) of the whole message: on two H200s a 16 MiB

@@ -30,6 +30,7 @@ int me = -1;
 std::atomic<long long> fallbacks{0};
 std::vector<PeerInfo> peers;
 std::unique_ptr<std::atomic<bool>[]> dropped;
+std::unique_ptr<std::atomic<bool>[]> unpushable; // dropPushPeer
 
 uint64_t hostHash() {
   char name[256] = {};
@@ -58,8 +59,9 @@ void initPeers() {
                      MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
     return;
   dropped.reset(new std::atomic<bool>[static_cast<size_t>(n)]);
+  unpushable.reset(new std::atomic<bool>[static_cast<size_t>(n)]);
   for (int i = 0; i < n; ++i)
-    dropped[i] = false;
+    dropped[i] = unpushable[i] = false;
   peers = std::move(all);
   int local = 0;
   for (const PeerInfo &p : peers)
@@ -78,6 +80,16 @@ bool ipcPeer(int world) {
   return peers[world].ipc && peers[me].ipc &&
          peers[world].host == peers[me].host &&
          !dropped[world].load(std::memory_order_relaxed);
+}
+
+bool pushPeer(int world) {
+  return world >= 0 && world < static_cast<int>(peers.size()) &&
+         !unpushable[world].load(std::memory_order_relaxed);
+}
+
+void dropPushPeer(int world) {
+  if (world >= 0 && world < static_cast<int>(peers.size()))
+    unpushable[world] = true;
 }
 
 void dropIpcPeer(int world, const std::string &why) {

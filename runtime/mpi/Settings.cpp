@@ -38,18 +38,23 @@ int64_t envBytes(const char *name, int64_t fallback, int64_t min) {
   return r < min ? min : r;
 }
 
-/// A setting of "stage" (true) or "direct" (false); anything else keeps
-/// `value`, with a warning.
-void envStage(const char *name, bool &value,
-              const char *choices = "stage, direct") {
+/// A setting that names one of `names`: `value` becomes its index; anything
+/// else keeps `value`, with a warning.
+template <size_t N>
+void envChoice(const char *name, const char *const (&names)[N], int &value) {
   const char *v = std::getenv(name);
   if (!v || !*v)
     return;
-  if (!std::strcmp(v, "stage") || !std::strcmp(v, "direct"))
-    value = !std::strcmp(v, "stage");
-  else
-    std::fprintf(stderr, "ddtc-mpi: %s=%s is not one of %s; using %s\n", name,
-                 v, choices, value ? "stage" : "direct");
+  for (size_t i = 0; i < N; ++i)
+    if (!std::strcmp(v, names[i])) {
+      value = static_cast<int>(i);
+      return;
+    }
+  std::string all;
+  for (size_t i = 0; i < N; ++i)
+    all += std::string(i ? ", " : "") + names[i];
+  std::fprintf(stderr, "ddtc-mpi: %s=%s is not one of %s; using %s\n", name, v,
+               all.c_str(), names[value]);
 }
 
 Settings read() {
@@ -81,12 +86,15 @@ Settings read() {
     s.eagerAsync = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
-  if (const char *v = std::getenv("DDTC_MPI_IPC_READ");
-      v && !std::strcmp(v, "push"))
-    s.ipcPush = true;
-  else
-    envStage("DDTC_MPI_IPC_READ", s.ipcStage, "stage, direct, push");
-  envStage("DDTC_MPI_HOST_READ", s.hostStage);
+  // In the order of the IpcRead enumerators.
+  static const char *const ipcReads[] = {"direct", "stage", "push"};
+  int ipcRead = static_cast<int>(s.ipcRead);
+  envChoice("DDTC_MPI_IPC_READ", ipcReads, ipcRead);
+  s.ipcRead = static_cast<IpcRead>(ipcRead);
+  static const char *const hostReads[] = {"direct", "stage"};
+  int hostRead = s.hostStage ? 1 : 0;
+  envChoice("DDTC_MPI_HOST_READ", hostReads, hostRead);
+  s.hostStage = hostRead == 1;
   s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
   return s;
 }

@@ -230,12 +230,13 @@ int main(int argc, char **argv) {
     double us;
   };
   std::vector<Point> points;
-  auto vectorPoint = [&](const char *what, long long bytes, long long frag) {
+  // `count` instances of `type` (64 B packed each: `stride` or `pair`).
+  auto vectorPoint = [&](const char *what, long long bytes, long long frag,
+                         MPI_Datatype type) {
     setFragment(frag);
-    bool small = bytes == 64;
-    int count = small ? 1 : static_cast<int>(bytes / 64);
-    double us = pingPong(dev, count, small ? pair : stride, reps,
-                         bytes >= 16 * kMiB ? 3 : 20);
+    int count = static_cast<int>(bytes / 64);
+    double us =
+        pingPong(dev, count, type, reps, bytes >= 16 * kMiB ? 3 : 20);
     points.push_back({what, bytes, frag, us});
     if (rank == 0)
       std::printf("  %-26s %10lld B  fragment %9lld  %9.2f us\n", what, bytes,
@@ -250,16 +251,17 @@ int main(int argc, char **argv) {
   for (long long m : {4 * kMiB, big})
     for (long long f : {1 * kMiB, 4 * kMiB, 16 * kMiB})
       if (f <= m)
-        vectorPoint("vector through CUDA IPC", m, f);
+        vectorPoint("vector through CUDA IPC", m, f, stride);
   long long viaIpc = ipcReceives() - before;
   PMPI_Allreduce(MPI_IN_PLACE, &viaIpc, 1, MPI_LONG_LONG, MPI_SUM,
                  MPI_COMM_WORLD);
   setFragment(0);
-  double ipcSmall = vectorPoint("vector through CUDA IPC", 64, 64);
+  double ipcSmall = vectorPoint("vector through CUDA IPC", 64, 64, pair);
   setFragment(0);
   setProtocol("eager");
-  double eagerSmall = vectorPoint("vector, eager", 64, 64);
-  double eagerLarge = vectorPoint("vector, eager", 64 * 1024, 64 * 1024);
+  double eagerSmall = vectorPoint("vector, eager", 64, 64, pair);
+  double eagerLarge =
+      vectorPoint("vector, eager", 64 * 1024, 64 * 1024, stride);
   setProtocol("auto");
   if (viaIpc == 0) {
     if (rank == 0)
