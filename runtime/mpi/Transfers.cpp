@@ -100,6 +100,7 @@ std::vector<OpRef> inFlight;
 std::map<MPI_Request, OpRef> byRequest;
 std::atomic<int> pendingCount{0};
 std::atomic<int> nextTag{0};
+int tagLimit = 32767;
 
 /// Enters `op` under the user's `request` (registryMutex held). The handle
 /// may be a completed request's whose Wait has not dropped its entry yet
@@ -109,7 +110,6 @@ void enterRequest(MPI_Request request, const OpRef &op) {
   if (byRequest.insert_or_assign(request, op).second)
     pendingCount.fetch_add(1, std::memory_order_release);
 }
-int tagLimit = 32767;
 
 int completionTag() {
   static std::once_flag once;
