@@ -131,6 +131,10 @@ Loaded load() {
        "cuIpcOpenMemHandle_v2", false},
       {slot(a.cuIpcCloseMemHandle), "cuIpcCloseMemHandle",
        "cuIpcCloseMemHandle", false},
+      {slot(a.cuStreamWaitValue64), "cuStreamWaitValue64",
+       "cuStreamWaitValue64_v2", false},
+      {slot(a.cuStreamWriteValue64), "cuStreamWriteValue64",
+       "cuStreamWriteValue64_v2", false},
   };
   std::string missing;
   for (const EntryPoint &e : entries) {

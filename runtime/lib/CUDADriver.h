@@ -44,6 +44,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19;
 constexpr int CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 122;
 
 // CUpointer_attribute
 constexpr int CU_POINTER_ATTRIBUTE_CONTEXT = 1;
@@ -70,6 +71,10 @@ constexpr unsigned CU_MEMHOSTREGISTER_PORTABLE = 1;
 constexpr unsigned CU_MEMHOSTREGISTER_DEVICEMAP = 2;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
+/// Stream memory operations: a wait until (int64_t)(*addr - value) >= 0; a
+/// write ordered after the stream's earlier work, with a memory barrier.
+constexpr unsigned CU_STREAM_WAIT_VALUE_GEQ = 0;
+constexpr unsigned CU_STREAM_WRITE_VALUE_DEFAULT = 0;
 
 /// The entry points ddtc and its tests call. Required ones are never null
 /// once the driver loaded; optional ones (marked) may be.
@@ -131,6 +136,12 @@ struct DriverAPI {
   CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
   CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
   CUresult (*cuIpcCloseMemHandle)(CUdeviceptr);
+  // Stream memory operations (optional: without them the IPC pipeline's
+  // fragments are signalled by the host alone).
+  CUresult (*cuStreamWaitValue64)(CUstream, CUdeviceptr, unsigned long long,
+                                  unsigned);
+  CUresult (*cuStreamWriteValue64)(CUstream, CUdeviceptr, unsigned long long,
+                                   unsigned);
 };
 
 /// The process's driver: loaded and cuInit'ed on first use. Returns null and

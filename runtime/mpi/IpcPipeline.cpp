@@ -26,6 +26,17 @@
 //    waits for every load), says which slot holds the next fragment, and
 //    the receiver unpacks from its own memory and returns the slot.
 //
+// Ordering the ring's fragments (DDTC_MPI_IPC_SYNC): by default the streams
+// do it (IpcFlags.cpp). The sender offers flag words in its note; a
+// receiver that can map them and wait on them says so in its answer. Then
+// the sender announces a fragment once its pack is queued (after it, its
+// stream writes the count of fragments packed), the receiver's stream waits
+// for that count before it reads the slot and writes the count read after
+// it, the receiver returns the slot once that is queued, and the sender's
+// stream waits for the count read before it packs into the slot again; the
+// sender is done when its stream has seen the last fragment read. Without
+// the flags each side waits for an event before it says anything.
+//
 // The note names the memory to read (`Note::ref`); a receiver that cannot
 // map it answers "host fragments", and the sender packs again into pinned
 // host memory: the peer is then dropped to host memory for the rest of the
@@ -107,6 +118,13 @@ bool abandon(Operation &op) {
     syncStream(op.copyStream, ignored);
   note(1, "a CUDA IPC transfer with rank %d failed (error %d)", op.peerWorld,
        op.error);
+  // Streams waiting for flag words the peer will not write now are freed
+  // (what they then run moves garbage, into buffers of a failed transfer);
+  // the pair is not used again.
+  if (op.flagWords) {
+    forceWord(op.buf, &op.flagWords[op.send ? 1 : 0], op.note.epoch | 0xffffffffu);
+    op.flags.lost = true;
+  }
   // Tell the peer, which may be waiting for this side (it is no use when
   // the peer is gone, and harmless).
   if (!op.finalSent && op.pair) {
@@ -250,6 +268,12 @@ bool advancePush(Operation &op) {
 
 long long ipcReceives() { return receives.load(); }
 
+bool signalPacked(Operation &op, int k) {
+  return !op.ipc || !op.send || !op.flagWords ||
+         streamWriteWord(op.stream, &op.flagWords[0],
+                         op.note.epoch | static_cast<uint32_t>(k + 1));
+}
+
 bool wantIpc(Operation &op) {
   if (protocol() == Protocol::Pipeline || !settings().ipc || !op.pair)
     return false;
@@ -280,6 +304,11 @@ bool startIpcSend(Operation &op) {
   op.note.ref = op.deviceRing.ref;
   op.note.ref.slots = static_cast<int32_t>(n);
   op.note.ref.slotBytes = op.slotBytes;
+  if (settings().ipcStreamSync && flagsAcquire(op.buf, op.flags)) {
+    op.note.flags = op.flags.ref;
+    op.note.epoch = nextEpoch();
+    op.flagWords = op.flags.words;
+  }
   op.slots.assign(n, Slot{});
   for (size_t i = 0; i < n; ++i)
     op.slots[i].buf = op.deviceRing.ptr + i * op.slotBytes;
@@ -320,15 +349,20 @@ bool advanceIpcSend(Operation &op) {
         return abandon(op);
       return op.signals > 0 && headerDone;
     }
-    // Ready slots are announced in order; returned ones take the next
-    // fragment.
+    // Ready slots are announced in order (with the flags, as soon as their
+    // pack is queued); returned ones take the next fragment.
+    op.streamSync = op.flagWords && op.answer.streamSync;
     for (bool sent = true; sent;) {
       sent = false;
       for (size_t i = 0; i < op.slots.size(); ++i) {
         Slot &s = op.slots[i];
-        if (s.s == Slot::S::Packed && s.frag == op.nextSend) {
+        bool ready = s.s == Slot::S::Packed ||
+                     (op.streamSync && s.s == Slot::S::Packing);
+        if (ready && s.frag == op.nextSend) {
           op.outbox.post(static_cast<int32_t>(i), op.peer,
                          fragmentTag(op.note.id), op.pair->data);
+          releaseEvent(s.event);
+          s.event = nullptr;
           s.s = Slot::S::Lent;
           ++op.nextSend;
           sent = true;
@@ -344,12 +378,24 @@ bool advanceIpcSend(Operation &op) {
         break;
       }
       ++op.fragsDone;
+      int read = op.slots[i].frag; // the fragment the receiver had
       op.slots[i].s = Slot::S::Free;
       op.slots[i].frag = -1;
       if (op.nextFrag < op.nfrag) {
         int k = op.nextFrag++;
         Slot &s = op.slots[i];
         s.frag = k;
+        if (op.streamSync) {
+          // The receiver has queued its read of the slot: the stream waits
+          // for it, then packs the next fragment there.
+          s.s = Slot::S::Packed;
+          if (!streamWaitWord(op.stream, &op.flagWords[1],
+                              op.note.epoch | static_cast<uint32_t>(read + 1)) ||
+              !packRange(op, op.plan.begin(k), op.plan.end(k), s.buf) ||
+              !signalPacked(op, k))
+            op.error = MPI_ERR_OTHER;
+          continue;
+        }
         s.s = Slot::S::Packing;
         s.event = packRange(op, op.plan.begin(k), op.plan.end(k), s.buf)
                       ? recordEvent(op.stream)
@@ -360,7 +406,21 @@ bool advanceIpcSend(Operation &op) {
     }
     if (op.error != MPI_SUCCESS)
       return abandon(op);
-    return op.fragsDone == op.nfrag && op.outbox.drain() && headerDone;
+    if (op.fragsDone < op.nfrag || !op.outbox.drain() || !headerDone)
+      return false;
+    if (!op.streamSync)
+      return true;
+    // Every slot came back, but the last reads may still run: done once the
+    // stream has seen the count of fragments read reach the last.
+    if (!op.event) {
+      if (!streamWaitWord(op.stream, &op.flagWords[1],
+                          op.note.epoch | static_cast<uint32_t>(op.nfrag)) ||
+          !(op.event = recordEvent(op.stream))) {
+        op.error = MPI_ERR_OTHER;
+        return abandon(op);
+      }
+    }
+    return eventDone(op.event);
   default: // refused: nothing moves
     return !busy && headerDone;
   }
@@ -485,17 +545,29 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     // The sender writes into this rank's ring.
   } else {
     setupRead(op);
+    // The sender offered flag words: the streams order the fragments when
+    // this GPU can wait on them and they can be mapped here.
+    std::string ignored;
+    if (!inPlace(op) && op.note.epoch && settings().ipcStreamSync &&
+        streamWaitsUsable(op.buf) &&
+        openPeer(op.note.flags, op.peerFlagMemory, ignored)) {
+      op.flagWords = reinterpret_cast<uint64_t *>(op.peerFlagMemory.base +
+                                                  op.note.flags.offset);
+      op.streamSync = true;
+      op.answer.streamSync = 1;
+    }
   }
   PMPI_Isend(&op.answer, sizeof op.answer, MPI_BYTE, op.source,
              answerTag(op.note.id), op.pair->data, &op.answerReq);
   op.received = op.total;
-  note(3, "receive %lld bytes from %d tag %d (CUDA IPC, %s%s, id %d)",
+  note(3, "receive %lld bytes from %d tag %d (CUDA IPC, %s%s%s, id %d)",
        static_cast<long long>(op.total), op.source, op.rtag,
        op.answer.go == Answer::IpcWrite  ? "written by the sender"
        : op.answer.go == Answer::IpcPush ? "pushed into this rank's ring"
        : inPlace(op)                     ? "read in place"
                                          : "read from the sender's ring",
-       op.deviceRing.ptr ? ", staged" : "", op.note.id);
+       op.deviceRing.ptr ? ", staged" : "",
+       op.streamSync ? ", ordered by the streams" : "", op.note.id);
   return true;
 }
 
@@ -529,8 +601,9 @@ bool advanceIpcRecv(Operation &op) {
       // In staging now: the sender may reuse its slot.
       releaseEvent(s.event);
       s.event = nullptr;
-      op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
-                     op.pair->data);
+      if (s.peerSlot >= 0) // not returned already (the flags)
+        op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
+                       op.pair->data);
       s.peerSlot = -1;
       s.s = Slot::S::Unpacking;
     }
@@ -563,24 +636,40 @@ bool advanceIpcRecv(Operation &op) {
       src = op.peerBytes + lo;
     }
     s.frag = k;
-    bool ok;
+    // With the flags, the stream that reads the slot first waits for the
+    // sender's stream to have packed fragment k, and says when it has read
+    // it; the slot goes back at once.
+    const uint64_t count = op.note.epoch | static_cast<uint32_t>(k + 1);
+    void *reader = s.buf ? op.copyStream : op.stream;
+    bool ok = !ring || !op.streamSync ||
+              streamWaitWord(reader, &op.flagWords[0], count);
     if (s.buf) {
       // Staged: the copy engine brings the fragment over on the copy
       // stream; the unpack waits for it on the main stream.
-      ok = copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
+      ok = ok &&
+           copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
                            op.copyStream) &&
+           (!ring || !op.streamSync ||
+            streamWriteWord(op.copyStream, &op.flagWords[1], count)) &&
            (s.event = recordEvent(op.copyStream)) &&
            streamWait(op.stream, s.event) &&
            unpackRange(op, lo, lo + len, s.buf);
       s.s = Slot::S::Copying;
     } else {
-      ok = unpackRange(op, lo, lo + len, src);
+      ok = ok && unpackRange(op, lo, lo + len, src) &&
+           (!ring || !op.streamSync ||
+            streamWriteWord(op.stream, &op.flagWords[1], count));
       s.s = Slot::S::Unpacking;
     }
     s.unpacked = ok ? recordEvent(op.stream) : nullptr;
     if (!s.unpacked) {
       op.error = MPI_ERR_OTHER;
       return abandon(op);
+    }
+    if (ring && op.streamSync) {
+      op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
+                     op.pair->data);
+      s.peerSlot = -1;
     }
   }
   if (op.fragsDone < op.nfrag)
@@ -593,7 +682,7 @@ bool advanceIpcRecv(Operation &op) {
 }
 
 void finishIpc(Operation &op) {
-  if (!op.ipc && !op.deviceRing.ptr && !op.peerMemory.base)
+  if (!op.ipc && !op.deviceRing.ptr && !op.peerMemory.base && !op.flags.words)
     return;
   for (Slot &s : op.slots) {
     releaseEvent(s.event);
@@ -619,6 +708,10 @@ void finishIpc(Operation &op) {
   deviceRelease(op.deviceRing);
   closePeer(op.peerMemory);
   op.peerBytes = nullptr;
+  flagsRelease(op.flags, op.stream);
+  closePeer(op.peerFlagMemory);
+  op.flagWords = nullptr;
+  op.streamSync = false;
 }
 
 } // namespace ddtc::mpi

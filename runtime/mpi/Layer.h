@@ -70,6 +70,12 @@ struct Settings {
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
   /// DDTC_MPI_IPC_READ: how a fragment crosses through IPC.
   IpcRead ipcRead = IpcRead::Direct;
+  /// DDTC_MPI_IPC_SYNC=device (default): the IPC ring's fragments are
+  /// ordered by the GPUs' streams (a wait for a flag word the other side's
+  /// stream writes), and the host announces a fragment as soon as its work
+  /// is queued; "host": each side waits for the other's work to finish
+  /// before it announces it.
+  bool ipcStreamSync = true;
   /// DDTC_MPI_HOST_READ: the receiver of the pipeline through host memory
   /// unpacks each fragment straight from pinned host memory ("direct", the
   /// unpack reading over PCIe) or copies it to device staging with a copy
@@ -239,6 +245,38 @@ void closePeer(PeerMapping &m);
 void trimPeers();
 /// Whether the driver offers CUDA IPC.
 bool haveIpc();
+
+/// Two 64-bit flag words of device memory for one IPC transfer: the
+/// sender's stream writes the first (fragments packed), the receiver's the
+/// second (fragments read), and each stream waits for the other's. They
+/// come from a block exported once and zeroed when made; a value is an
+/// epoch (this process's transfer, increasing) in the upper half and a
+/// count in the lower, so a word left from an earlier transfer is always
+/// below what a later one waits for.
+struct FlagPair {
+  uint64_t *words = nullptr; ///< [0]: fragments packed, [1]: fragments read
+  IpcRef ref;                ///< the export of words[0]
+  bool lost = false; ///< after a failure: never handed out again
+};
+/// Whether the GPU of `near` can wait on memory from a stream.
+bool streamWaitsUsable(const void *near);
+/// False when the GPU of `near` cannot wait on memory from a stream, or no
+/// block can be had (then the host orders the fragments).
+bool flagsAcquire(const void *near, FlagPair &f);
+/// Gives the pair back once the work queued on `stream` so far is done
+/// (a write still queued must not land in the pair's next transfer).
+void flagsRelease(FlagPair &f, void *stream);
+void flagsTrim(); ///< frees the blocks (at finalize)
+/// The next transfer's epoch (shifted into the upper half).
+uint64_t nextEpoch();
+/// Queues on `stream` a wait until the word reaches `value` (signed
+/// difference, as the driver compares), or a write of `value` to it.
+bool streamWaitWord(void *stream, const uint64_t *word, uint64_t value);
+bool streamWriteWord(void *stream, uint64_t *word, uint64_t value);
+/// Writes `value` now, past any stream that waits (after a failure, to free
+/// the streams waiting for a peer that will not write it), from the context
+/// of `near`'s device.
+bool forceWord(const void *near, uint64_t *word, uint64_t value);
 
 //===--- Peers ------------------------------------------------------------===//
 
@@ -476,6 +514,10 @@ struct Note {
   int32_t fragment = 0;      ///< the largest fragment (the sender's choice)
   int32_t firstFragment = 0; ///< the first one (0: all of `fragment`)
   IpcRef ref;                ///< for Ipc
+  /// For Ipc from a ring: the sender's flag words (FlagPair) and this
+  /// transfer's epoch; epoch 0: the host orders the fragments.
+  IpcRef flags;
+  uint64_t epoch = 0;
 };
 
 /// The receiver's answer to a pipelined note.
@@ -491,6 +533,9 @@ struct Answer {
   /// With HostFrags to an IPC note: the receiver could not map the
   /// sender's memory (a device receiver; a host one never tries).
   int32_t ipcFailed = 0;
+  /// With IpcRead of a ring: the receiver's streams wait on and write the
+  /// note's flag words (otherwise the host orders the fragments).
+  int32_t streamSync = 0;
   IpcRef ref;
 };
 

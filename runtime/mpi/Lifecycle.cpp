@@ -215,6 +215,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     finalizeComms();
     PMPI_Comm_free(&privateSelf);
     trimPeers();
+    flagsTrim();
     pinnedTrim();
     trimEvents();
     // Kernels still compiling in the background are waited for and the

@@ -157,6 +157,13 @@ struct Operation {
   std::deque<std::pair<void *, int>> pushed;
   Outbox outbox;
   bool finalSent = false;
+  /// The fragments ordered by the streams (IpcFlags.cpp): the sender's own
+  /// flag words (offered in the note), the receiver's mapping of them; set
+  /// once both sides agreed (the answer's streamSync).
+  FlagPair flags;
+  PeerMapping peerFlagMemory;
+  uint64_t *flagWords = nullptr; ///< the pair, as this side addresses it
+  bool streamSync = false;
 
   // The user's request.
   int completionTag = -1;
@@ -202,6 +209,9 @@ bool advanceIpcSend(Operation &op);
 bool startIpcRecv(Operation &op, int64_t capacity);
 /// Receiver: true when done.
 bool advanceIpcRecv(Operation &op);
+/// IPC sender that offered flag words: queues on its stream the write that
+/// says fragment k is packed (true when there is nothing to write).
+bool signalPacked(Operation &op, int k);
 /// Gives back the IPC resources of an operation.
 void finishIpc(Operation &op);
 

@@ -91,6 +91,10 @@ Settings read() {
   int ipcRead = static_cast<int>(s.ipcRead);
   envChoice("DDTC_MPI_IPC_READ", ipcReads, ipcRead);
   s.ipcRead = static_cast<IpcRead>(ipcRead);
+  static const char *const ipcSyncs[] = {"host", "device"};
+  int ipcSync = s.ipcStreamSync ? 1 : 0;
+  envChoice("DDTC_MPI_IPC_SYNC", ipcSyncs, ipcSync);
+  s.ipcStreamSync = ipcSync == 1;
   static const char *const hostReads[] = {"direct", "stage"};
   int hostRead = s.hostStage ? 1 : 0;
   envChoice("DDTC_MPI_HOST_READ", hostReads, hostRead);

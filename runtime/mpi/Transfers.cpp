@@ -341,6 +341,7 @@ bool packNext(Operation &op, Slot &slot) {
                          static_cast<size_t>(len), op.stream);
   slot.frag = k;
   trace("pack-launched", k, len);
+  ok = ok && signalPacked(op, k); // IPC with flags: the stream says so
   slot.event = ok ? recordEvent(op.stream) : nullptr;
   slot.s = Slot::S::Packing;
   return ok && slot.event;

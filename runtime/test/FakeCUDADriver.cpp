@@ -40,6 +40,12 @@
 // an address of the owner's while a mapping of an earlier allocation there is
 // still open (the real driver says CUDA_ERROR_ALREADY_MAPPED then).
 //
+// The 64-bit stream memory operations (a wait for a word to reach a value,
+// a write of one) run on the stream's worker like any other operation, on
+// shared memory, so a wait in one process sees a write from another;
+// DDTC_FAKE_STREAM_MEMOPS=0 takes them away (DDTC_FAKE_STREAM_MEMOPS_RANK=R:
+// from the MPI process of world rank R only).
+//
 // Every entry point may be called from many threads at once.
 //===----------------------------------------------------------------------===//
 
@@ -255,6 +261,23 @@ const Config &config() {
     return c;
   }();
   return c;
+}
+
+/// Whether the 64-bit stream memory operations are offered: not with
+/// DDTC_FAKE_STREAM_MEMOPS=0, as on a driver without them, nor in the MPI
+/// process of world rank DDTC_FAKE_STREAM_MEMOPS_RANK.
+bool streamMemOps() {
+  static const bool on = [] {
+    const char *e = std::getenv("DDTC_FAKE_STREAM_MEMOPS");
+    if (e && std::strcmp(e, "0") == 0)
+      return false;
+    const char *r = std::getenv("DDTC_FAKE_STREAM_MEMOPS_RANK");
+    const char *mine = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!mine)
+      mine = std::getenv("PMI_RANK");
+    return !(r && mine && std::strcmp(r, mine) == 0);
+  }();
+  return on;
 }
 
 /// A FIFO of operations that one worker thread runs in order.
@@ -532,6 +555,9 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int) {
   case 19:
   case 41:
     *v = 1;
+    return kSuccess;
+  case 122: // 64-bit stream memory operations
+    *v = streamMemOps() ? 1 : 0;
     return kSuccess;
   }
   return kInvalidValue;
@@ -982,6 +1008,54 @@ CUresult cuStreamWaitEvent(void *stream, void *event, unsigned) {
   s->enqueue([e, gen] {
     std::unique_lock<std::mutex> lock(e->m);
     e->cv.wait(lock, [&] { return e->completeLocked(gen); });
+  });
+  return kSuccess;
+}
+
+// Stream memory operations. A wait polls the word (which another process
+// may write through an IPC mapping); one that is never satisfied gives up
+// after DDTC_FAKE_WAIT_LIMIT_S seconds (default 120) and says so, so that a
+// protocol bug fails a test instead of hanging it.
+CUresult cuStreamWaitValue64_v2(void *stream, unsigned long long addr,
+                                unsigned long long value, unsigned flags) {
+  CUresult rc = kSuccess;
+  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  if (!s)
+    return rc;
+  if (!streamMemOps() || flags != 0 || !addr || addr % 8)
+    return kInvalidValue; // only CU_STREAM_WAIT_VALUE_GEQ is emulated
+  s->enqueue([addr, value] {
+    auto *word = reinterpret_cast<std::atomic<uint64_t> *>(addr);
+    auto start = Clock::now();
+    static const long limit = [] {
+      const char *e = std::getenv("DDTC_FAKE_WAIT_LIMIT_S");
+      return e && *e ? std::strtol(e, nullptr, 10) : 120L;
+    }();
+    while (static_cast<int64_t>(word->load(std::memory_order_acquire) -
+                                value) < 0) {
+      if (Clock::now() - start > std::chrono::seconds(limit)) {
+        std::fprintf(stderr,
+                     "fake CUDA driver: a stream waited %ld s for the word "
+                     "at 0x%llx to reach 0x%llx; giving up\n",
+                     limit, addr, value);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  });
+  return kSuccess;
+}
+CUresult cuStreamWriteValue64_v2(void *stream, unsigned long long addr,
+                                 unsigned long long value, unsigned flags) {
+  CUresult rc = kSuccess;
+  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  if (!s)
+    return rc;
+  if (!streamMemOps() || flags != 0 || !addr || addr % 8)
+    return kInvalidValue;
+  s->enqueue([addr, value] {
+    reinterpret_cast<std::atomic<uint64_t> *>(addr)->store(
+        value, std::memory_order_release);
   });
   return kSuccess;
 }
