@@ -26,16 +26,16 @@
 //    waits for every load), says which slot holds the next fragment, and
 //    the receiver unpacks from its own memory and returns the slot.
 //
-// Ordering the ring's fragments (DDTC_MPI_IPC_SYNC): by default the streams
-// do it (IpcFlags.cpp). The sender offers flag words in its note; a
+// Ordering the ring's fragments (DDTC_MPI_IPC_SYNC): by default each side
+// waits for an event before it says anything; with "device" the streams do
+// it (IpcFlags.cpp). The sender offers flag words in its note; a
 // receiver that can map them and wait on them says so in its answer. Then
 // the sender announces a fragment once its pack is queued (after it, its
 // stream writes the count of fragments packed), the receiver's stream waits
 // for that count before it reads the slot and writes the count read after
 // it, the receiver returns the slot once that is queued, and the sender's
 // stream waits for the count read before it packs into the slot again; the
-// sender is done when its stream has seen the last fragment read. Without
-// the flags each side waits for an event before it says anything.
+// sender is done when its stream has seen the last fragment read.
 //
 // The note names the memory to read (`Note::ref`); a receiver that cannot
 // map it answers "host fragments", and the sender packs again into pinned
@@ -361,6 +361,7 @@ bool advanceIpcSend(Operation &op) {
         if (ready && s.frag == op.nextSend) {
           op.outbox.post(static_cast<int32_t>(i), op.peer,
                          fragmentTag(op.note.id), op.pair->data);
+          trace("ipc-announced", s.frag);
           releaseEvent(s.event);
           s.event = nullptr;
           s.s = Slot::S::Lent;
@@ -379,6 +380,7 @@ bool advanceIpcSend(Operation &op) {
       }
       ++op.fragsDone;
       int read = op.slots[i].frag; // the fragment the receiver had
+      trace("ipc-returned", read);
       op.slots[i].s = Slot::S::Free;
       op.slots[i].frag = -1;
       if (op.nextFrag < op.nfrag) {
@@ -397,6 +399,7 @@ bool advanceIpcSend(Operation &op) {
           continue;
         }
         s.s = Slot::S::Packing;
+        trace("pack-launched", k, op.plan.length(k));
         s.event = packRange(op, op.plan.begin(k), op.plan.end(k), s.buf)
                       ? recordEvent(op.stream)
                       : nullptr;
@@ -592,13 +595,16 @@ bool advanceIpcRecv(Operation &op) {
   }
   bool ring = !inPlace(op);
   while (ring && op.signals < op.nfrag &&
-         nextSignal(op, op.source, fragmentTag(op.note.id)))
+         nextSignal(op, op.source, fragmentTag(op.note.id))) {
     op.ready.push_back(op.signal);
+    trace("ipc-ready", op.signals - 1);
+  }
   if (op.error != MPI_SUCCESS)
     return abandon(op);
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Copying && eventDone(s.event)) {
       // In staging now: the sender may reuse its slot.
+      trace("ipc-copied", s.frag);
       releaseEvent(s.event);
       s.event = nullptr;
       if (s.peerSlot >= 0) // not returned already (the flags)
@@ -608,6 +614,7 @@ bool advanceIpcRecv(Operation &op) {
       s.s = Slot::S::Unpacking;
     }
     if (s.s == Slot::S::Unpacking && eventDone(s.unpacked)) {
+      trace("ipc-unpacked", s.frag);
       releaseEvent(s.unpacked);
       s.unpacked = nullptr;
       if (s.peerSlot >= 0) // read straight from the sender's slot
@@ -666,6 +673,7 @@ bool advanceIpcRecv(Operation &op) {
       op.error = MPI_ERR_OTHER;
       return abandon(op);
     }
+    trace(s.buf ? "ipc-copy-queued" : "ipc-unpack-queued", k, len);
     if (ring && op.streamSync) {
       op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
                      op.pair->data);

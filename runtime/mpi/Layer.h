@@ -70,12 +70,14 @@ struct Settings {
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
   /// DDTC_MPI_IPC_READ: how a fragment crosses through IPC.
   IpcRead ipcRead = IpcRead::Direct;
-  /// DDTC_MPI_IPC_SYNC=device (default): the IPC ring's fragments are
-  /// ordered by the GPUs' streams (a wait for a flag word the other side's
-  /// stream writes), and the host announces a fragment as soon as its work
-  /// is queued; "host": each side waits for the other's work to finish
-  /// before it announces it.
-  bool ipcStreamSync = true;
+  /// DDTC_MPI_IPC_SYNC=host (default): each side of an IPC ring waits for
+  /// its work on a fragment to finish before it announces it; "device":
+  /// the GPUs' streams order the fragments (a wait for a flag word the
+  /// other side's stream writes) and the host announces a fragment as soon
+  /// as its work is queued. Not the default: on two H200s it was no faster
+  /// for one message and slower for many at once (a stream that waits holds
+  /// up the other transfers' work queued behind it).
+  bool ipcStreamSync = false;
   /// DDTC_MPI_HOST_READ: the receiver of the pipeline through host memory
   /// unpacks each fragment straight from pinned host memory ("direct", the
   /// unpack reading over PCIe) or copies it to device staging with a copy
