@@ -19,6 +19,7 @@
 #include "ddtc/Core/Typemap.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -508,6 +509,37 @@ DDTC_TEST("fake-driver-async", fakeDriverAsync) {
   CHECK(a.cuMemcpyDtoHAsync(out.p, d2.p, n, s2) == 0);
   CHECK(a.cuStreamSynchronize(s2) == 0);
   CHECK(a.cuEventQuery(done) == 0);
+  CHECK(std::memcmp(out.p, in.p, n) == 0);
+
+  // Stream memory operations: s2 holds its copy until s1 writes the word
+  // (a later epoch in the upper half: the wait compares the signed
+  // difference, so an older value never satisfies it).
+  int memOps = 0;
+  CHECK(a.cuDeviceGetAttribute(
+            &memOps, cu::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+            dev) == 0 &&
+        memOps == 1);
+  CHECK(a.cuStreamWaitValue64 && a.cuStreamWriteValue64);
+  DeviceBuffer word(a, 64);
+  CHECK(a.cuMemsetD8(word.p, 0, 64) == 0);
+  const unsigned long long epoch = 7ull << 32;
+  for (size_t i = 0; i < n; ++i)
+    in.p[i] = static_cast<unsigned char>(i * 5 + 3);
+  std::memset(out.p, 0, n);
+  CHECK(a.cuStreamWaitValue64(s2, word.p, epoch | 2,
+                              cu::CU_STREAM_WAIT_VALUE_GEQ) == 0);
+  CHECK(a.cuMemcpyDtoHAsync(out.p, d1.p, n, s2) == 0);
+  CHECK(a.cuMemcpyHtoDAsync(d1.p, in.p, n, s1) == 0);
+  CHECK(a.cuStreamWriteValue64(s1, word.p, (6ull << 32) | 9,
+                               cu::CU_STREAM_WRITE_VALUE_DEFAULT) == 0);
+  CHECK(a.cuStreamWriteValue64(s1, word.p, epoch | 1,
+                               cu::CU_STREAM_WRITE_VALUE_DEFAULT) == 0);
+  CHECK(a.cuStreamSynchronize(s1) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(a.cuStreamQuery(s2) == kNotReady); // 6:9 and 7:1 are below 7:2
+  CHECK(a.cuStreamWriteValue64(s1, word.p, epoch | 2,
+                               cu::CU_STREAM_WRITE_VALUE_DEFAULT) == 0);
+  CHECK(a.cuStreamSynchronize(s2) == 0);
   CHECK(std::memcmp(out.p, in.p, n) == 0);
 
   // The legacy stream is the current context's.
