@@ -1012,6 +1012,24 @@ CUresult cuStreamWaitEvent(void *stream, void *event, unsigned) {
   return kSuccess;
 }
 
+} // extern "C"
+
+namespace {
+/// The stream of a 64-bit memory operation on `addr`, or null with the
+/// error in `rc` (only the default flags are emulated: GEQ for a wait).
+std::shared_ptr<Stream> memOpStream(void *stream, unsigned long long addr,
+                                    unsigned flags, CUresult &rc) {
+  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  if (s && (!streamMemOps() || flags != 0 || !addr || addr % 8)) {
+    rc = kInvalidValue;
+    s = nullptr;
+  }
+  return s;
+}
+} // namespace
+
+extern "C" {
+
 // Stream memory operations. A wait polls the word (which another process
 // may write through an IPC mapping); one that is never satisfied gives up
 // after DDTC_FAKE_WAIT_LIMIT_S seconds (default 120) and says so, so that a
@@ -1019,11 +1037,9 @@ CUresult cuStreamWaitEvent(void *stream, void *event, unsigned) {
 CUresult cuStreamWaitValue64_v2(void *stream, unsigned long long addr,
                                 unsigned long long value, unsigned flags) {
   CUresult rc = kSuccess;
-  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  std::shared_ptr<Stream> s = memOpStream(stream, addr, flags, rc);
   if (!s)
     return rc;
-  if (!streamMemOps() || flags != 0 || !addr || addr % 8)
-    return kInvalidValue; // only CU_STREAM_WAIT_VALUE_GEQ is emulated
   s->enqueue([addr, value] {
     auto *word = reinterpret_cast<std::atomic<uint64_t> *>(addr);
     auto start = Clock::now();
@@ -1048,11 +1064,9 @@ CUresult cuStreamWaitValue64_v2(void *stream, unsigned long long addr,
 CUresult cuStreamWriteValue64_v2(void *stream, unsigned long long addr,
                                  unsigned long long value, unsigned flags) {
   CUresult rc = kSuccess;
-  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  std::shared_ptr<Stream> s = memOpStream(stream, addr, flags, rc);
   if (!s)
     return rc;
-  if (!streamMemOps() || flags != 0 || !addr || addr % 8)
-    return kInvalidValue;
   s->enqueue([addr, value] {
     reinterpret_cast<std::atomic<uint64_t> *>(addr)->store(
         value, std::memory_order_release);

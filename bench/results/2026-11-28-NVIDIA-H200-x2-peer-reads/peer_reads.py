@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""How fast the SMs of one GPU read (or write) a peer GPU's memory over
+the link, against the copy engine, by launch shape: a kernel on GPU 1
+copies N bytes from GPU 0's memory to its own (or from its own to GPU 0's)
+with 16-byte loads, U loads in flight per thread, G blocks of B threads
+(grid-stride). Each configuration is checked (the destination compared with
+the source) and timed with events, median of R runs.
+   peer_reads.py [--mib 64] [--reps 15] [--json OUT]"""
+import argparse
+import json
+
+import cupy as cp
+
+SRC = r"""
+extern "C" __global__ void copy_u(const uint4 *__restrict__ src,
+                                  uint4 *__restrict__ dst, long long n16,
+                                  int unroll) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (unroll == 1) {
+    for (; i < n16; i += stride) dst[i] = src[i];
+    return;
+  }
+  // unroll loads issued before any store: that many 16-byte loads in
+  // flight per thread.
+  for (; i + (unroll - 1) * stride < n16; i += unroll * stride) {
+    uint4 v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < unroll) v[k] = src[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < unroll) dst[i + k * stride] = v[k];
+  }
+  for (; i < n16; i += stride) dst[i] = src[i];
+}
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mib", type=int, default=64)
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    n = a.mib << 20
+    with cp.cuda.Device(0):
+        far = cp.arange(n // 4, dtype=cp.uint32)
+    with cp.cuda.Device(1):
+        cp.cuda.runtime.deviceEnablePeerAccess(0)
+        near = cp.zeros(n // 4, dtype=cp.uint32)
+        mod = cp.RawModule(code=SRC, options=("-std=c++17",))
+        k = mod.get_function("copy_u")
+        sms = cp.cuda.runtime.getDeviceProperties(1)["multiProcessorCount"]
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        results = []
+
+        def timed(fn):
+            fn()
+            cp.cuda.Device(1).synchronize()
+            ts = []
+            for _ in range(a.reps):
+                start.record()
+                fn()
+                stop.record()
+                stop.synchronize()
+                ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+            ts.sort()
+            return ts[len(ts) // 2]
+
+        def report(name, us, ok):
+            gbps = n / us / 1e3
+            results.append({"what": name, "us": us, "GBps": gbps, "check": ok})
+            print("%-44s %9.1f us %7.1f GB/s %s" % (name, us, gbps,
+                                                    "ok" if ok else "WRONG"))
+
+        def check(dst, src):
+            return bool((cp.asnumpy(dst) == cp.asnumpy(src)).all())
+
+        # The copy engine, reading the peer (as (a) does).
+        near.fill(0)
+        us = timed(lambda: cp.cuda.runtime.memcpyPeerAsync(
+            near.data.ptr, 1, far.data.ptr, 0, n,
+            cp.cuda.get_current_stream().ptr))
+        report("copy engine, peer to local", us, check(near, far))
+        n16 = n // 16
+        for direction in ("read", "write"):
+            src, dst = (far, near) if direction == "read" else (near, far)
+            for block in (256, 512, 1024):
+                for per_sm in (1, 2, 4, 8, 16):
+                    for unroll in (1, 2, 4, 8):
+                        grid = sms * per_sm
+                        if direction == "read":
+                            near.fill(0)
+                        else:
+                            with cp.cuda.Device(0):
+                                far.fill(0)
+                            near[:] = cp.arange(n // 4, dtype=cp.uint32)
+                        args = (src.data.ptr, dst.data.ptr, cp.int64(n16),
+                                cp.int32(unroll))
+                        us = timed(lambda: k((grid,), (block,), args))
+                        ok = check(dst, src)
+                        report("SM %s grid %d x %d unroll %d" % (
+                            direction, grid, block, unroll), us, ok)
+                        if direction == "write":
+                            with cp.cuda.Device(0):
+                                far[:] = cp.arange(n // 4, dtype=cp.uint32)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"bytes": n, "reps": a.reps, "results": results}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
