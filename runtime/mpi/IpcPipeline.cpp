@@ -237,11 +237,20 @@ bool advancePush(Operation &op) {
     auto own = std::find_if(op.slots.begin(), op.slots.end(),
                             [k](const Slot &s) { return s.frag == k; });
     // Packed into this rank's ring before the answer came: copied after
-    // its pack, on the same stream.
-    bool ok = own != op.slots.end()
-                  ? copyDeviceAsync(dst, own->buf, static_cast<size_t>(hi - lo),
-                                    op.stream)
-                  : packRange(op, lo, hi, dst);
+    // its pack, on the same stream. With push-copy every later fragment
+    // is packed into this rank's ring too (slot k mod n: on one stream the
+    // copy out of that slot of fragment k - n ran before) and copied.
+    const size_t bytes = static_cast<size_t>(hi - lo);
+    bool ok;
+    if (own != op.slots.end()) {
+      ok = copyDeviceAsync(dst, own->buf, bytes, op.stream);
+    } else if (settings().ipcRead == IpcRead::PushCopy && !op.slots.empty()) {
+      char *mine = op.slots[static_cast<size_t>(k) % op.slots.size()].buf;
+      ok = packRange(op, lo, hi, mine) &&
+           copyDeviceAsync(dst, mine, bytes, op.stream);
+    } else {
+      ok = packRange(op, lo, hi, dst);
+    }
     void *event = ok ? recordEvent(op.stream) : nullptr;
     if (!event) {
       op.error = MPI_ERR_OTHER;
@@ -543,7 +552,9 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     // earlier work on it: the fence).
     op.answer.go = Answer::IpcWrite;
     op.slots.clear();
-  } else if (!inPlace(op) && settings().ipcRead == IpcRead::Push &&
+  } else if (!inPlace(op) &&
+             (settings().ipcRead == IpcRead::Push ||
+              settings().ipcRead == IpcRead::PushCopy) &&
              pushPeer(op.peerWorld) && setupPush(op)) {
     // The sender writes into this rank's ring.
   } else {

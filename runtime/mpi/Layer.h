@@ -45,7 +45,11 @@ enum class IpcRead {
   Stage,
   /// The sender's pack kernels write each fragment into a slot of the
   /// receiver's ring over the link; the receiver unpacks from its memory.
-  Push
+  Push,
+  /// As Push, but the sender packs each fragment into its own ring and a
+  /// copy engine writes it into the receiver's slot (one stream: no wait
+  /// between the pack and the copy); the receiver unpacks from its memory.
+  PushCopy
 };
 
 struct Settings {

@@ -87,7 +87,8 @@ Settings read() {
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
   // In the order of the IpcRead enumerators.
-  static const char *const ipcReads[] = {"direct", "stage", "push"};
+  static const char *const ipcReads[] = {"direct", "stage", "push",
+                                         "push-copy"};
   int ipcRead = static_cast<int>(s.ipcRead);
   envChoice("DDTC_MPI_IPC_READ", ipcReads, ipcRead);
   s.ipcRead = static_cast<IpcRead>(ipcRead);
