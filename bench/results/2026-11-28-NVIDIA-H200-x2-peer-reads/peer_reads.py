@@ -3,7 +3,7 @@
 the link, against the copy engine, by launch shape: a kernel on GPU 1
 copies N bytes from GPU 0's memory to its own (or from its own to GPU 0's)
 with 16-byte loads, U loads in flight per thread, G blocks of B threads
-(grid-stride). Each configuration is checked (the destination compared with
+(grid-stride). --devices F,N picks the GPUs (far, near). Each configuration is checked (the destination compared with
 the source) and timed with events, median of R runs.
    peer_reads.py [--mib 64] [--reps 15] [--json OUT]"""
 import argparse
@@ -12,7 +12,7 @@ import json
 import cupy as cp
 
 SRC = r"""
-extern "C" __global__ void copy_u(const uint4 *__restrict__ src,
+extern "C" __global__ void __launch_bounds__(1024) copy_u(const uint4 *__restrict__ src,
                                   uint4 *__restrict__ dst, long long n16,
                                   int unroll) {
   long long stride = (long long)gridDim.x * blockDim.x;
@@ -42,22 +42,27 @@ def main():
     ap.add_argument("--mib", type=int, default=64)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--json")
+    ap.add_argument("--devices", default="0,1",
+                    help="the far and the near GPU (the same one twice: a "
+                         "trial of the script, no link)")
     a = ap.parse_args()
     n = a.mib << 20
-    with cp.cuda.Device(0):
+    fd, nd = (int(x) for x in a.devices.split(","))
+    with cp.cuda.Device(fd):
         far = cp.arange(n // 4, dtype=cp.uint32)
-    with cp.cuda.Device(1):
-        cp.cuda.runtime.deviceEnablePeerAccess(0)
+    with cp.cuda.Device(nd):
+        if fd != nd:
+            cp.cuda.runtime.deviceEnablePeerAccess(fd)
         near = cp.zeros(n // 4, dtype=cp.uint32)
         mod = cp.RawModule(code=SRC, options=("-std=c++17",))
         k = mod.get_function("copy_u")
-        sms = cp.cuda.runtime.getDeviceProperties(1)["multiProcessorCount"]
+        sms = cp.cuda.runtime.getDeviceProperties(nd)["multiProcessorCount"]
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         results = []
 
         def timed(fn):
             fn()
-            cp.cuda.Device(1).synchronize()
+            cp.cuda.Device(nd).synchronize()
             ts = []
             for _ in range(a.reps):
                 start.record()
@@ -80,7 +85,7 @@ def main():
         # The copy engine, reading the peer (as (a) does).
         near.fill(0)
         us = timed(lambda: cp.cuda.runtime.memcpyPeerAsync(
-            near.data.ptr, 1, far.data.ptr, 0, n,
+            near.data.ptr, nd, far.data.ptr, fd, n,
             cp.cuda.get_current_stream().ptr))
         report("copy engine, peer to local", us, check(near, far))
         n16 = n // 16
@@ -93,21 +98,28 @@ def main():
                         if direction == "read":
                             near.fill(0)
                         else:
-                            with cp.cuda.Device(0):
+                            with cp.cuda.Device(fd):
                                 far.fill(0)
                             near[:] = cp.arange(n // 4, dtype=cp.uint32)
-                        args = (src.data.ptr, dst.data.ptr, cp.int64(n16),
+                        args = (cp.uint64(src.data.ptr),
+                                cp.uint64(dst.data.ptr), cp.int64(n16),
                                 cp.int32(unroll))
-                        us = timed(lambda: k((grid,), (block,), args))
+                        try:
+                            us = timed(lambda: k((grid,), (block,), args))
+                        except cp.cuda.driver.CUDADriverError as e:
+                            print("grid %d x %d unroll %d: %s" % (
+                                grid, block, unroll, e))
+                            continue
                         ok = check(dst, src)
                         report("SM %s grid %d x %d unroll %d" % (
                             direction, grid, block, unroll), us, ok)
                         if direction == "write":
-                            with cp.cuda.Device(0):
+                            with cp.cuda.Device(fd):
                                 far[:] = cp.arange(n // 4, dtype=cp.uint32)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"bytes": n, "reps": a.reps, "results": results}, f,
+            json.dump({"bytes": n, "reps": a.reps, "devices": [fd, nd],
+                   "results": results}, f,
                       indent=1)
 
 
