@@ -3,8 +3,9 @@
 the link, against the copy engine, by launch shape: a kernel on GPU 1
 copies N bytes from GPU 0's memory to its own (or from its own to GPU 0's)
 with 16-byte loads, U loads in flight per thread, G blocks of B threads
-(grid-stride). --devices F,N picks the GPUs (far, near). Each configuration is checked (the destination compared with
-the source) and timed with events, median of R runs.
+(grid-stride); --devices F,N picks the two GPUs (far, near). Each
+configuration is checked (the destination compared with the source) and
+timed with events, median of R runs.
    bench/peer-reads.py [--devices 0,1] [--mib 64] [--reps 15] [--json OUT]"""
 import argparse
 import json
