@@ -96,21 +96,28 @@ FlagBlock *blockOf(const cu::DriverAPI &api, cu::CUcontext ctx) {
   return &blocks.back();
 }
 
+/// The context of `near`'s device, made current, when its streams can wait
+/// on memory; else null.
+cu::CUcontext waitingContext(const cu::DriverAPI &api, const void *near) {
+  cu::CUcontext ctx = nullptr;
+  return makeContextCurrent(near) &&
+                 api.cuCtxGetCurrent(&ctx) == cu::CUDA_SUCCESS && ctx &&
+                 streamMemOps(api, ctx)
+             ? ctx
+             : nullptr;
+}
+
 } // namespace
 
 bool streamWaitsUsable(const void *near) {
   const cu::DriverAPI *api = driver();
-  cu::CUcontext ctx = nullptr;
-  return api && makeContextCurrent(near) &&
-         api->cuCtxGetCurrent(&ctx) == cu::CUDA_SUCCESS && ctx &&
-         streamMemOps(*api, ctx);
+  return api && waitingContext(*api, near);
 }
 
 bool flagsAcquire(const void *near, FlagPair &f) {
   const cu::DriverAPI *api = driver();
-  cu::CUcontext ctx = nullptr;
-  if (!api || !haveIpc() || !streamWaitsUsable(near) ||
-      api->cuCtxGetCurrent(&ctx) != cu::CUDA_SUCCESS)
+  cu::CUcontext ctx = api && haveIpc() ? waitingContext(*api, near) : nullptr;
+  if (!ctx)
     return false;
   std::lock_guard<std::mutex> lock(flagMutex);
   FlagBlock *b = blockOf(*api, ctx);

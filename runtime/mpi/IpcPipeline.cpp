@@ -66,6 +66,18 @@ std::atomic<long long> receives{0};
 
 bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
 
+/// Whether the streams order this transfer's ring (IpcFlags.cpp): the
+/// sender offered flag words and the receiver's answer took them (on the
+/// receiver, its own answer says so once it has mapped them).
+bool streamOrdered(const Operation &op) {
+  return op.flagWords && op.answer.streamSync;
+}
+
+/// A flag word's value for `count` fragments of this transfer.
+uint64_t flagValue(const Operation &op, uint32_t count) {
+  return op.note.epoch | count;
+}
+
 char *userBytes(const Operation &op) {
   return const_cast<char *>(static_cast<const char *>(op.buf)) +
          op.info->trueLb;
@@ -122,7 +134,8 @@ bool abandon(Operation &op) {
   // (what they then run moves garbage, into buffers of a failed transfer);
   // the pair is not used again.
   if (op.flagWords) {
-    forceWord(op.buf, &op.flagWords[op.send ? 1 : 0], op.note.epoch | 0xffffffffu);
+    forceWord(op.buf, &op.flagWords[op.send ? 1 : 0],
+              flagValue(op, UINT32_MAX));
     op.flags.lost = true;
   }
   // Tell the peer, which may be waiting for this side (it is no use when
@@ -279,8 +292,7 @@ long long ipcReceives() { return receives.load(); }
 
 bool signalPacked(Operation &op, int k) {
   return !op.ipc || !op.send || !op.flagWords ||
-         streamWriteWord(op.stream, &op.flagWords[0],
-                         op.note.epoch | static_cast<uint32_t>(k + 1));
+         streamWriteWord(op.stream, &op.flagWords[0], flagValue(op, k + 1));
 }
 
 bool wantIpc(Operation &op) {
@@ -334,6 +346,7 @@ bool advanceIpcSend(Operation &op) {
   if (!op.answered)
     return false;
   bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
+  const bool ordered = streamOrdered(op);
   switch (op.answer.go) {
   case Answer::IpcPush:
     if (!op.peerMemory.base && !startPush(op))
@@ -360,13 +373,12 @@ bool advanceIpcSend(Operation &op) {
     }
     // Ready slots are announced in order (with the flags, as soon as their
     // pack is queued); returned ones take the next fragment.
-    op.streamSync = op.flagWords && op.answer.streamSync;
     for (bool sent = true; sent;) {
       sent = false;
       for (size_t i = 0; i < op.slots.size(); ++i) {
         Slot &s = op.slots[i];
         bool ready = s.s == Slot::S::Packed ||
-                     (op.streamSync && s.s == Slot::S::Packing);
+                     (ordered && s.s == Slot::S::Packing);
         if (ready && s.frag == op.nextSend) {
           op.outbox.post(static_cast<int32_t>(i), op.peer,
                          fragmentTag(op.note.id), op.pair->data);
@@ -396,12 +408,12 @@ bool advanceIpcSend(Operation &op) {
         int k = op.nextFrag++;
         Slot &s = op.slots[i];
         s.frag = k;
-        if (op.streamSync) {
+        if (ordered) {
           // The receiver has queued its read of the slot: the stream waits
           // for it, then packs the next fragment there.
           s.s = Slot::S::Packed;
           if (!streamWaitWord(op.stream, &op.flagWords[1],
-                              op.note.epoch | static_cast<uint32_t>(read + 1)) ||
+                              flagValue(op, read + 1)) ||
               !packRange(op, op.plan.begin(k), op.plan.end(k), s.buf) ||
               !signalPacked(op, k))
             op.error = MPI_ERR_OTHER;
@@ -420,13 +432,13 @@ bool advanceIpcSend(Operation &op) {
       return abandon(op);
     if (op.fragsDone < op.nfrag || !op.outbox.drain() || !headerDone)
       return false;
-    if (!op.streamSync)
+    if (!ordered)
       return true;
     // Every slot came back, but the last reads may still run: done once the
     // stream has seen the count of fragments read reach the last.
     if (!op.event) {
       if (!streamWaitWord(op.stream, &op.flagWords[1],
-                          op.note.epoch | static_cast<uint32_t>(op.nfrag)) ||
+                          flagValue(op, op.nfrag)) ||
           !(op.event = recordEvent(op.stream))) {
         op.error = MPI_ERR_OTHER;
         return abandon(op);
@@ -567,7 +579,6 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
         openPeer(op.note.flags, op.peerFlagMemory, ignored)) {
       op.flagWords = reinterpret_cast<uint64_t *>(op.peerFlagMemory.base +
                                                   op.note.flags.offset);
-      op.streamSync = true;
       op.answer.streamSync = 1;
     }
   }
@@ -581,7 +592,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
        : inPlace(op)                     ? "read in place"
                                          : "read from the sender's ring",
        op.deviceRing.ptr ? ", staged" : "",
-       op.streamSync ? ", ordered by the streams" : "", op.note.id);
+       streamOrdered(op) ? ", ordered by the streams" : "", op.note.id);
   return true;
 }
 
@@ -605,6 +616,7 @@ bool advanceIpcRecv(Operation &op) {
     return op.signals > 0 && testDone(op, op.answerReq);
   }
   bool ring = !inPlace(op);
+  const bool ordered = ring && streamOrdered(op);
   while (ring && op.signals < op.nfrag &&
          nextSignal(op, op.source, fragmentTag(op.note.id))) {
     op.ready.push_back(op.signal);
@@ -657,17 +669,16 @@ bool advanceIpcRecv(Operation &op) {
     // With the flags, the stream that reads the slot first waits for the
     // sender's stream to have packed fragment k, and says when it has read
     // it; the slot goes back at once.
-    const uint64_t count = op.note.epoch | static_cast<uint32_t>(k + 1);
+    const uint64_t count = flagValue(op, k + 1);
     void *reader = s.buf ? op.copyStream : op.stream;
-    bool ok = !ring || !op.streamSync ||
-              streamWaitWord(reader, &op.flagWords[0], count);
+    bool ok = !ordered || streamWaitWord(reader, &op.flagWords[0], count);
     if (s.buf) {
       // Staged: the copy engine brings the fragment over on the copy
       // stream; the unpack waits for it on the main stream.
       ok = ok &&
            copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
                            op.copyStream) &&
-           (!ring || !op.streamSync ||
+           (!ordered ||
             streamWriteWord(op.copyStream, &op.flagWords[1], count)) &&
            (s.event = recordEvent(op.copyStream)) &&
            streamWait(op.stream, s.event) &&
@@ -675,8 +686,7 @@ bool advanceIpcRecv(Operation &op) {
       s.s = Slot::S::Copying;
     } else {
       ok = ok && unpackRange(op, lo, lo + len, src) &&
-           (!ring || !op.streamSync ||
-            streamWriteWord(op.stream, &op.flagWords[1], count));
+           (!ordered || streamWriteWord(op.stream, &op.flagWords[1], count));
       s.s = Slot::S::Unpacking;
     }
     s.unpacked = ok ? recordEvent(op.stream) : nullptr;
@@ -685,7 +695,7 @@ bool advanceIpcRecv(Operation &op) {
       return abandon(op);
     }
     trace(s.buf ? "ipc-copy-queued" : "ipc-unpack-queued", k, len);
-    if (ring && op.streamSync) {
+    if (ordered) {
       op.outbox.post(s.peerSlot, op.source, answerTag(op.note.id),
                      op.pair->data);
       s.peerSlot = -1;
@@ -730,7 +740,6 @@ void finishIpc(Operation &op) {
   flagsRelease(op.flags, op.stream);
   closePeer(op.peerFlagMemory);
   op.flagWords = nullptr;
-  op.streamSync = false;
 }
 
 } // namespace ddtc::mpi

@@ -158,12 +158,11 @@ struct Operation {
   Outbox outbox;
   bool finalSent = false;
   /// The fragments ordered by the streams (IpcFlags.cpp): the sender's own
-  /// flag words (offered in the note), the receiver's mapping of them; set
-  /// once both sides agreed (the answer's streamSync).
+  /// flag words (offered in the note), the receiver's mapping of them; in
+  /// use once both sides agreed (the answer's streamSync).
   FlagPair flags;
   PeerMapping peerFlagMemory;
   uint64_t *flagWords = nullptr; ///< the pair, as this side addresses it
-  bool streamSync = false;
 
   // The user's request.
   int completionTag = -1;
