@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Layer.h"
+#include "Operation.h"
 
 #include <deque>
 #include <map>
@@ -167,7 +168,28 @@ static bool readNote(const CommPair &pair, int source, int tag, Note &note) {
   return n == sizeof note && note.magic == Note::kMagic;
 }
 
+/// The spec of the sender's type that follows a note of a pulled message
+/// (PeerTypes.cpp), received with the note's fragments tag and kept.
+static bool readSpec(const CommPair &pair, int source, const Note &note) {
+  std::string spec(static_cast<size_t>(note.specBytes), '\0');
+  MPI_Request r;
+  MPI_Status st;
+  PMPI_Irecv(spec.data(), note.specBytes, MPI_CHAR, source,
+             fragmentTag(note.id), pair.data, &r);
+  int flag = 0;
+  // Sent right after the note: on its way.
+  while (PMPI_Test(&r, &flag, &st) == MPI_SUCCESS && !flag)
+    progress();
+  int n = 0;
+  PMPI_Get_count(&st, MPI_CHAR, &n);
+  if (n != note.specBytes)
+    return false;
+  keepPeerSpec(note.ref.owner, note.typeSerial, std::move(spec));
+  return true;
+}
+
 bool takeNote(const CommPair &pair, int source, int tag, Note &note) {
+  bool found = false;
   {
     std::lock_guard<std::mutex> lock(stashMutex);
     auto it = stash.find({pair.notes, source, tag});
@@ -176,10 +198,13 @@ bool takeNote(const CommPair &pair, int source, int tag, Note &note) {
       it->second.pop_front();
       if (it->second.empty())
         stash.erase(it);
-      return true;
+      found = true;
     }
   }
-  return readNote(pair, source, tag, note);
+  if (!found && !readNote(pair, source, tag, note))
+    return false;
+  return note.kind != Note::Ipc || note.specBytes <= 0 ||
+         readSpec(pair, source, note);
 }
 
 bool peekNote(const CommPair &pair, int source, int tag, Note &note) {

@@ -62,9 +62,15 @@ namespace ddtc::mpi {
 namespace {
 
 constexpr int32_t kFinished = -1, kFailed = -2, kUseRing = -3;
-std::atomic<long long> receives{0};
+std::atomic<long long> receives{0}, pulls{0};
 
 bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
+
+/// Whether the receiver packs the message from the sender's buffer with the
+/// sender's type (DDTC_MPI_IPC_READ=pull).
+bool pulled(const Operation &op) {
+  return inPlace(op) && op.note.typeSerial != 0;
+}
 
 /// Whether the streams order this transfer's ring (IpcFlags.cpp): the
 /// sender offered flag words and the receiver's answer took them (on the
@@ -103,6 +109,48 @@ bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in) {
                            op.stream);
   return ddtc_unpack(op.info->type, const_cast<void *>(op.buf), op.count, lo,
                      hi, in, op.stream, settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Receiver of a pulled message: packs bytes [lo, hi) of the sender's
+/// message from its buffer, as mapped here, into local memory at `out`.
+bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
+                  void *stream) {
+  CostScope cost(Cost::Pack);
+  const char *origin = op.peerBytes - op.note.trueLb;
+  return ddtc_pack(op.peerPackType, origin, op.note.count, lo, hi, out, stream,
+                   settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Sender, DDTC_MPI_IPC_READ=pull: exports the send buffer in place and
+/// names its type in the note, with its spec for a receiver not known to
+/// keep it; false (the note untouched) when the type or the buffer does
+/// not allow it: then the ring serves.
+bool offerPull(Operation &op) {
+  if (settings().ipcRead != IpcRead::Pull || op.contiguous ||
+      !op.info->type || op.count <= 0)
+    return false;
+  IpcRef ref;
+  if (!exportDevice(userBytes(op), ref))
+    return false;
+  // Every byte the type touches must lie in the exported allocation: the
+  // receiver maps that alone.
+  int64_t first = 0, span = 0;
+  typeSpan(*op.info, op.count, first, span);
+  const int64_t lo = static_cast<int64_t>(ref.offset) - op.info->trueLb + first;
+  if (lo < 0 || lo + span > static_cast<int64_t>(ref.size))
+    return false;
+  if (!peerKeepsType(op.peerWorld, op.info->serial)) {
+    const std::string &spec = typeSpec(*op.info);
+    if (spec.empty() || spec.size() > static_cast<size_t>(INT32_MAX))
+      return false;
+    op.specText = std::make_unique<std::string>(spec);
+    op.note.specBytes = static_cast<int32_t>(spec.size());
+  }
+  op.note.ref = ref;
+  op.note.typeSerial = op.info->serial;
+  op.note.count = op.count;
+  op.note.trueLb = op.info->trueLb;
+  return true;
 }
 
 /// Receives the next int32 signal with `tag`; true when one arrived.
@@ -283,12 +331,14 @@ bool advancePush(Operation &op) {
   if (op.error != MPI_SUCCESS)
     return abandon(op);
   return op.fragsDone == op.nfrag && op.outbox.drain() &&
-         testDone(op, op.inner) && testDone(op, op.noteReq);
+         testDone(op, op.inner) && testDone(op, op.noteReq) &&
+                    testDone(op, op.specReq);
 }
 
 } // namespace
 
 long long ipcReceives() { return receives.load(); }
+long long ipcPulls() { return pulls.load(); }
 
 bool signalPacked(Operation &op, int k) {
   return !op.ipc || !op.send || !op.flagWords ||
@@ -304,7 +354,9 @@ bool wantIpc(Operation &op) {
 
 bool startIpcSend(Operation &op) {
   bool readInPlace = op.contiguous && exportDevice(userBytes(op), op.note.ref);
+  const bool pull = !readInPlace && offerPull(op);
   op.plan = readInPlace ? inPlaceSchedule(op.total)
+            : pull      ? pullSchedule(op.total)
                         : ipcSchedule(op.total, op.info->readAmplification);
   op.nfrag = static_cast<int>(op.plan.count());
   op.slotBytes = slotBytesFor(op.plan);
@@ -312,7 +364,7 @@ bool startIpcSend(Operation &op) {
   op.finalSent = false;
   op.note.kind = Note::Ipc;
   op.slots.clear();
-  if (readInPlace) {
+  if (readInPlace || pull) {
     // Read in place: the receiver must see the buffer as of this call.
     op.note.ref.slots = 0;
     op.nextFrag = op.nfrag;
@@ -345,7 +397,8 @@ bool advanceIpcSend(Operation &op) {
     return abandon(op);
   if (!op.answered)
     return false;
-  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
+  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq) &&
+                    testDone(op, op.specReq);
   const bool ordered = streamOrdered(op);
   switch (op.answer.go) {
   case Answer::IpcPush:
@@ -460,7 +513,9 @@ void setupRead(Operation &op) {
                  ? static_cast<size_t>(std::min(settings().depth, op.nfrag))
                  : static_cast<size_t>(op.note.ref.slots);
   op.slots.assign(n, Slot{});
-  if (settings().ipcRead == IpcRead::Stage && !op.contiguous &&
+  // A pulled message is packed into staging, unless the receive buffer is
+  // contiguous: then straight into it.
+  if ((settings().ipcRead == IpcRead::Stage || pulled(op)) && !op.contiguous &&
       (op.copyStream = threadCopyStream(op.buf)) &&
       deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                     op.deviceRing))
@@ -549,6 +604,12 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     dropIpcPeer(op.peerWorld, why);
     return false;
   }
+  if (pulled(op) &&
+      !(op.peerPackType = peerType(op.peerWorld, op.note.typeSerial, why))) {
+    note(1, "cannot pack the type of rank %d here (%s)", op.peerWorld,
+         why.c_str());
+    return false;
+  }
   op.ipc = true;
   receives.fetch_add(1, std::memory_order_relaxed);
   op.peerBytes = op.peerMemory.base + op.note.ref.offset;
@@ -571,6 +632,12 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     // The sender writes into this rank's ring.
   } else {
     setupRead(op);
+    if (pulled(op)) {
+      pulls.fetch_add(1, std::memory_order_relaxed);
+      op.answer.typeKept = 1;
+      if (!op.contiguous && !op.deviceRing.ptr)
+        op.error = MPI_ERR_NO_MEM; // no staging to pack into
+    }
     // The sender offered flag words: the streams order the fragments when
     // this GPU can wait on them and they can be mapped here.
     std::string ignored;
@@ -589,6 +656,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
        static_cast<long long>(op.total), op.source, op.rtag,
        op.answer.go == Answer::IpcWrite  ? "written by the sender"
        : op.answer.go == Answer::IpcPush ? "pushed into this rank's ring"
+       : pulled(op)                      ? "packed here from the sender's buffer"
        : inPlace(op)                     ? "read in place"
                                          : "read from the sender's ring",
        op.deviceRing.ptr ? ", staged" : "",
@@ -676,8 +744,9 @@ bool advanceIpcRecv(Operation &op) {
       // Staged: the copy engine brings the fragment over on the copy
       // stream; the unpack waits for it on the main stream.
       ok = ok &&
-           copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
-                           op.copyStream) &&
+           (pulled(op) ? packFromPeer(op, lo, lo + len, s.buf, op.copyStream)
+                       : copyDeviceAsync(s.buf, src, static_cast<size_t>(len),
+                                         op.copyStream)) &&
            (!ordered ||
             streamWriteWord(op.copyStream, &op.flagWords[1], count)) &&
            (s.event = recordEvent(op.copyStream)) &&
@@ -685,7 +754,10 @@ bool advanceIpcRecv(Operation &op) {
            unpackRange(op, lo, lo + len, s.buf);
       s.s = Slot::S::Copying;
     } else {
-      ok = ok && unpackRange(op, lo, lo + len, src) &&
+      ok = ok &&
+           (pulled(op) ? packFromPeer(op, lo, lo + len, userBytes(op) + lo,
+                                      op.stream)
+                       : unpackRange(op, lo, lo + len, src)) &&
            (!ordered || streamWriteWord(op.stream, &op.flagWords[1], count));
       s.s = Slot::S::Unpacking;
     }
@@ -730,6 +802,16 @@ void finishIpc(Operation &op) {
     PMPI_Cancel(&op.signalReq);
     PMPI_Request_free(&op.signalReq);
   }
+  int specSent = 1;
+  if (op.specReq != MPI_REQUEST_NULL &&
+      (PMPI_Test(&op.specReq, &specSent, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+       !specSent)) {
+    // After a failure: the MPI library may still read the text.
+    if (op.specReq != MPI_REQUEST_NULL)
+      PMPI_Request_free(&op.specReq);
+    (void)op.specText.release();
+  }
+  op.peerPackType = nullptr;
   for (auto &[value, req] : op.outbox.sends)
     if (req != MPI_REQUEST_NULL)
       PMPI_Request_free(&req);

@@ -49,7 +49,12 @@ enum class IpcRead {
   /// As Push, but the sender packs each fragment into its own ring and a
   /// copy engine writes it into the receiver's slot (one stream: no wait
   /// between the pack and the copy); the receiver unpacks from its memory.
-  PushCopy
+  PushCopy,
+  /// The sender packs nothing: its buffer is exported in place with its
+  /// type's spec (shipped once per peer), and the receiver's kernels pack
+  /// from the peer's memory into local staging (or straight into a
+  /// contiguous receive buffer) and unpack from there.
+  Pull
 };
 
 struct Settings {
@@ -141,6 +146,9 @@ FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification = 1.0);
 /// later fragments to overlap; the model's as above where
 /// DDTC_MPI_FRAGMENT, ddtc_mpi_set_fragment or staged reads ask for them.
 FragmentSchedule inPlaceSchedule(int64_t bytes);
+/// The fragments of a pulled message (DDTC_MPI_IPC_READ=pull): each packed
+/// by the receiver from the peer's memory, then unpacked locally.
+FragmentSchedule pullSchedule(int64_t bytes);
 /// The host pipeline's: DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN.
 FragmentSchedule hostSchedule(int64_t bytes);
 /// The model's one-way time of a message through IPC in those fragments.
@@ -323,6 +331,12 @@ struct TypeInfo {
   /// from its layout when it is planned (estimateReadAmplification, 64-byte
   /// pieces): the model's kernel rate for the type.
   double readAmplification = 1.0;
+  /// Names the type to peers (PeerTypes.cpp): unique in the process, never
+  /// reused, so that a peer's copy of a freed type is never taken for a
+  /// later one.
+  uint64_t serial = 0;
+  /// The type's spec expression, printed at its first pulled message.
+  std::string spec;
 };
 
 /// Whether `count` instances of the type are packed by plain copies of the
@@ -345,6 +359,22 @@ void initTypes();
 /// Bytes [first, first + span) that `count` instances touch, relative to the
 /// origin; span 0 when count is 0 or the type is empty.
 void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span);
+
+//===--- Types shipped to peers (PeerTypes.cpp) ---------------------------===//
+
+/// The spec expression of a type with a ddtc type (printed at the first
+/// call, kept in the info).
+const std::string &typeSpec(TypeInfo &info);
+/// Sender: whether `world` answered that it keeps the type `serial`.
+bool peerKeepsType(int world, uint64_t serial);
+void notePeerKeepsType(int world, uint64_t serial);
+/// Receiver: keeps the spec of type `serial` of `world`, as it came after
+/// a note (Comms.cpp, takeNote).
+void keepPeerSpec(int world, uint64_t serial, std::string spec);
+/// Type `serial` of `world`, planned (from its spec, at the first call);
+/// null, with `why`, when no spec of it came or it does not parse or plan.
+ddtc_type peerType(int world, uint64_t serial, std::string &why);
+void clearPeerTypes();
 
 //===--- Operations on device buffers -------------------------------------===//
 
@@ -427,6 +457,7 @@ long long hostPacks();
 /// dropped to host memory after an IPC failure (counts for tests).
 long long ipcReceives();
 long long ipcFallbacks();
+long long ipcPulls();
 /// True when some operation of the layer is in flight or some request of the
 /// user's stands for one (cheap: one atomic load).
 bool anyPending();
@@ -524,6 +555,14 @@ struct Note {
   /// transfer's epoch; epoch 0: the host orders the fragments.
   IpcRef flags;
   uint64_t epoch = 0;
+  /// For Ipc in place of a type that is not one run (DDTC_MPI_IPC_READ=pull):
+  /// the sender's type (TypeInfo::serial), its count and true lower bound
+  /// (`ref` names the bytes from there), and the length of its spec
+  /// expression, sent next with the fragments tag (0: the receiver has it).
+  uint64_t typeSerial = 0;
+  int64_t count = 0;
+  int64_t trueLb = 0;
+  int32_t specBytes = 0;
 };
 
 /// The receiver's answer to a pipelined note.
@@ -542,6 +581,9 @@ struct Answer {
   /// With IpcRead of a ring: the receiver's streams wait on and write the
   /// note's flag words (otherwise the host orders the fragments).
   int32_t streamSync = 0;
+  /// With IpcRead of a pulled message: the receiver keeps the note's type
+  /// (the sender sends its spec no more).
+  int32_t typeKept = 0;
   IpcRef ref;
 };
 

@@ -147,6 +147,11 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_receives(void) {
 __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
   return ipcFallbacks();
 }
+/// For tests: IPC messages whose receiver packed from the sender's buffer
+/// (DDTC_MPI_IPC_READ=pull) since MPI_Init.
+__attribute__((visibility("default"))) long long ddtc_mpi_ipc_pulls(void) {
+  return ipcPulls();
+}
 
 /// For benchmarks: the model's one-way microseconds of a device message of
 /// `bytes` packed bytes of `type` to world rank `peer` through CUDA IPC (in
@@ -218,6 +223,7 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     flagsTrim();
     pinnedTrim();
     trimEvents();
+    clearPeerTypes();
     // Kernels still compiling in the background are waited for and the
     // compiler threads stopped before the MPI library goes away.
     ddtc_finalize();

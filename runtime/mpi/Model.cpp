@@ -239,6 +239,21 @@ FragmentSchedule inPlaceSchedule(int64_t bytes) {
   return FragmentSchedule(bytes, one, one);
 }
 
+FragmentSchedule pullSchedule(int64_t bytes) {
+  const Settings &s = settings();
+  auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };
+  if (s.fragmentSet)
+    return FragmentSchedule(bytes, clamp(s.fragment),
+                            s.fragmentMinSet ? clamp(s.fragmentMin) : 0);
+  // No sender's pack to overlap: the receiver's packs from the peer follow
+  // each other on one stream, each local unpack overlapping the next pack.
+  // A local unpack runs several times faster than a pack that reads over
+  // the link, so fragments are few and long, starting and ending short so
+  // that the first unpack starts early and the last one is short.
+  constexpr int64_t kLargest = int64_t(8) << 20, kFirst = int64_t(512) << 10;
+  return FragmentSchedule(bytes, kLargest, kFirst);
+}
+
 FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
   // The note carries both sizes as int32.
   auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };

@@ -163,6 +163,12 @@ struct Operation {
   FlagPair flags;
   PeerMapping peerFlagMemory;
   uint64_t *flagWords = nullptr; ///< the pair, as this side addresses it
+  /// A pulled message (DDTC_MPI_IPC_READ=pull): the sender's send of its
+  /// type's spec; the receiver's copy of the sender's type (kept by
+  /// PeerTypes.cpp), which packs from the peer's memory.
+  MPI_Request specReq = MPI_REQUEST_NULL;
+  std::unique_ptr<std::string> specText; ///< what specReq sends
+  ddtc_type peerPackType = nullptr;
 
   // The user's request.
   int completionTag = -1;

@@ -410,6 +410,12 @@ int startPipeSend(Operation &op) {
   if (rc == MPI_SUCCESS)
     rc = PMPI_Isend(&op.note, sizeof op.note, MPI_BYTE, op.peer, op.tag,
                     op.pair->notes, &op.noteReq);
+  // A pulled message's type, for a receiver that does not keep it yet
+  // (taken with the note: Comms.cpp).
+  if (rc == MPI_SUCCESS && op.note.specBytes > 0)
+    rc = PMPI_Isend(op.specText->data(), op.note.specBytes, MPI_CHAR,
+                    op.peer, fragmentTag(op.note.id), op.pair->data,
+                    &op.specReq);
   if (rc == MPI_SUCCESS)
     rc = PMPI_Irecv(&op.answer, sizeof op.answer, MPI_BYTE, op.peer,
                     answerTag(op.note.id), op.pair->data, &op.answerReq);
@@ -425,6 +431,8 @@ bool advanceSendPipe(Operation &op) {
   if (!op.answered && testDone(op, op.answerReq)) {
     op.answered = true;
     trace("answered");
+    if (op.answer.typeKept)
+      notePeerKeepsType(op.peerWorld, op.note.typeSerial);
     if (op.ipc && op.answer.go == Answer::HostFrags) {
       if (op.answer.ipcFailed)
         dropIpcPeer(op.peerWorld, "the receiver cannot map this rank's memory");
@@ -464,7 +472,8 @@ bool advanceSendPipe(Operation &op) {
         busy = true;
       }
   }
-  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq);
+  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq) &&
+                    testDone(op, op.specReq);
   if (!headerDone || !op.answered)
     return false;
   if (!go) // refused (the receive was too small), or failed: nothing to send

@@ -41,8 +41,11 @@ bool isContiguousTree(const Datatype &t) {
   }
 }
 
+std::atomic<uint64_t> serials{0};
+
 TypeInfo *decode(MPI_Datatype datatype) {
   auto *info = new TypeInfo;
+  info->serial = serials.fetch_add(1, std::memory_order_relaxed) + 1;
   MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
   PMPI_Type_size_x(datatype, &size);
   PMPI_Type_get_extent_x(datatype, &lb, &extent);

@@ -1512,9 +1512,10 @@ void suitePack(uint64_t seed, int cases) {
 
 } // namespace
 
-/// --expect-ipc used|unused|fallback: whether the messages went through
-/// CUDA IPC (summed over the ranks), or IPC failed and the layer fell back
-/// to host memory; one more case that passes or fails.
+/// --expect-ipc used|pulled|unused|fallback: whether the messages went
+/// through CUDA IPC (summed over the ranks; `pulled`: some of them packed by
+/// the receiver from the sender's buffer), or IPC failed and the layer fell
+/// back to host memory; one more case that passes or fails.
 void checkIpcUse(const std::string &expect) {
   auto count = [](const char *name) {
     auto fn = reinterpret_cast<long long (*)()>(dlsym(RTLD_DEFAULT, name));
@@ -1524,14 +1525,17 @@ void checkIpcUse(const std::string &expect) {
   };
   long long received = count("ddtc_mpi_ipc_receives");
   long long fellBack = count("ddtc_mpi_ipc_fallbacks");
+  long long pulled = count("ddtc_mpi_ipc_pulls");
   bool ok = expect == "used"       ? received > 0 && fellBack == 0
+            : expect == "pulled"   ? pulled > 0 && fellBack == 0
             : expect == "unused"   ? received == 0
             : expect == "fallback" ? received == 0 && fellBack > 0
                                    : false;
   if (rank == 0)
-    std::printf("mpi-layer-test: %lld messages through CUDA IPC, %lld "
-                "fallbacks to host memory: %s (expected %s)\n",
-                received, fellBack, ok ? "as expected" : "FAILED",
+    std::printf("mpi-layer-test: %lld messages through CUDA IPC (%lld packed "
+                "by the receiver from the sender's buffer), %lld fallbacks "
+                "to host memory: %s (expected %s)\n",
+                received, pulled, fellBack, ok ? "as expected" : "FAILED",
                 expect.c_str());
   (ok ? passed : failed) += rank == 0;
 }
@@ -1566,7 +1570,7 @@ int main(int argc, char **argv) {
     else if (a == "--help" || a == "-h") {
       std::printf("usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
                   " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
-                  "       [--expect-ipc used|unused|fallback]\n"
+                  "       [--expect-ipc used|pulled|unused|fallback]\n"
                   "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
