@@ -344,6 +344,9 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   step ipc-layer-staged timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_IPC_READ=stage -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
     "$layer" --cases 200 --expect-ipc used
+  step ipc-layer-pull timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
+    "$layer" --cases 200 --expect-ipc pulled
   step ipc-layer-threads timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_FRAGMENT=5000 "$layer" --cases 200 --threads 4 --suite p2p \
     --expect-ipc used
@@ -389,6 +392,11 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     mpi_bench mpi-ipc-read-stage "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=stage \
       "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
       --reps 7 --json "$out/mpi-ipc-read-stage.json"
+    # The receiver packing from the sender's buffer (no pack, no signal per
+    # fragment on the sender), ddtc and (a) alone.
+    mpi_bench mpi-ipc-read-pull "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
+      "$mpibench" --refs device --sizes 1M,4M,16M,64M --time ddtc,a \
+      --reps 7 --json "$out/mpi-ipc-read-pull.json"
     # Fixed fragments (the first as large as the others) against 4 MiB
     # fragments growing from 256 KiB.
     for f in 1M 4M 4M-ramp; do
@@ -415,6 +423,8 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
       --halo-layout 5x12x20 --reps 5 --json "$out/mpi-ipc-halo-small.json"
     mpi_bench mpi-ipc-halo "${ipcb_x[@]}" "$mpibench" --halo 512 \
       --json "$out/mpi-ipc-halo.json"
+    mpi_bench mpi-ipc-halo-pull "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
+      "$mpibench" --halo 512 --json "$out/mpi-ipc-halo-pull.json"
     ipc_jsons=()
     for j in "$out"/mpi-ipc-contend-half*.json "$out/mpi-ipc-halo.json"; do
       [ -f "$j" ] && ipc_jsons+=("$j")

@@ -245,13 +245,23 @@ FragmentSchedule pullSchedule(int64_t bytes) {
   if (s.fragmentSet)
     return FragmentSchedule(bytes, clamp(s.fragment),
                             s.fragmentMinSet ? clamp(s.fragmentMin) : 0);
-  // No sender's pack to overlap: the receiver's packs from the peer follow
-  // each other on one stream, each local unpack overlapping the next pack.
-  // A local unpack runs several times faster than a pack that reads over
-  // the link, so fragments are few and long, starting and ending short so
-  // that the first unpack starts early and the last one is short.
-  constexpr int64_t kLargest = int64_t(8) << 20, kFirst = int64_t(512) << 10;
-  return FragmentSchedule(bytes, kLargest, kFirst);
+  // No sender's pack to overlap: the receiver queues, per fragment, a pack
+  // from the peer's memory and a local unpack, each local unpack
+  // overlapping the next pack. n fragments cost n x alpha of launches and
+  // leave the last unpack, bytes / n at the local rate, after the last
+  // pack: n = sqrt(bytes / (local x alpha)) minimizes the sum. (Fragments
+  // of the pipeline's size were host bound: on one H200 under MPS each
+  // took ~10 us of launches for ~1 us of GPU work.)
+  const ModelFigures &m = modelFigures();
+  constexpr int64_t kMost = int64_t(1) << 30; // the note holds int32 sizes
+  const double perAlpha = std::max(m.localGBps, 1.0) * 1e3 *
+                          std::max(m.alphaUs, 0.1);
+  int64_t n = std::llround(std::sqrt(static_cast<double>(bytes) / perAlpha));
+  n = std::max<int64_t>({n, 1, (bytes + kMost - 1) / kMost});
+  n = std::min<int64_t>(n, 64);
+  int64_t largest = FragmentSchedule::roundUp((bytes + n - 1) / n);
+  largest = std::max<int64_t>(std::min(largest, kMost), 1);
+  return FragmentSchedule(bytes, largest, largest);
 }
 
 FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {

@@ -108,6 +108,20 @@ void printProfile() {
                   n, n ? ns / 1e3 / n : 0.0, ns / 1e3);
     line += buf;
   }
+  // Which kernels ran: a generic one serves a type until its own is
+  // compiled (in the background).
+  ddtc_stats st{};
+  if (ddtc_get_stats(&st) == DDTC_SUCCESS) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  " kernels: %lld specialized launches, %lld generic, %lld "
+                  "NVRTC compiles (%.0f ms)",
+                  static_cast<long long>(st.specialized_launches),
+                  static_cast<long long>(st.generic_launches),
+                  static_cast<long long>(st.nvrtc_compiles),
+                  st.compile_ms_total);
+    line += buf;
+  }
   note(0, "%s", line.c_str());
 }
 
