@@ -126,8 +126,14 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
 /// keep it; false (the note untouched) when the type or the buffer does
 /// not allow it: then the ring serves.
 bool offerPull(Operation &op) {
+  // A type whose pack reads far more than it keeps goes through the ring:
+  // the cube's x face (8 bytes of every 64 read) packed by the receiver
+  // from the peer's mapping took 6x as long as packed by its owner on one
+  // H200 (bench/results/2026-11-29-NVIDIA-H200-ipc-pull).
+  constexpr double kPullMostAmplification = 4.0;
   if (settings().ipcRead != IpcRead::Pull || op.contiguous ||
-      !op.info->type || op.count <= 0)
+      !op.info->type || op.count <= 0 ||
+      op.info->readAmplification > kPullMostAmplification)
     return false;
   IpcRef ref;
   if (!exportDevice(userBytes(op), ref))
