@@ -335,8 +335,10 @@ struct TypeInfo {
   /// reused, so that a peer's copy of a freed type is never taken for a
   /// later one.
   uint64_t serial = 0;
-  /// The type's spec expression, printed at its first pulled message.
+  /// The type's spec binding, printed at its first pulled message (empty
+  /// when it does not parse back to the same tree: PeerTypes.cpp).
   std::string spec;
+  bool specTried = false;
 };
 
 /// Whether `count` instances of the type are packed by plain copies of the
@@ -362,8 +364,9 @@ void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span);
 
 //===--- Types shipped to peers (PeerTypes.cpp) ---------------------------===//
 
-/// The spec expression of a type with a ddtc type (printed at the first
-/// call, kept in the info).
+/// The spec binding (`t = ...`) of a type with a ddtc type, printed and
+/// read back at the first call and kept in the info; empty when it does
+/// not read back to the same tree (the type is then not pulled).
 const std::string &typeSpec(TypeInfo &info);
 /// Sender: whether `world` answered that it keeps the type `serial`.
 bool peerKeepsType(int world, uint64_t serial);

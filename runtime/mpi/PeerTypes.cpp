@@ -40,8 +40,22 @@ std::map<std::pair<int, uint64_t>, PeerType> peerTypes;
 
 const std::string &typeSpec(TypeInfo &info) {
   std::lock_guard<std::mutex> lock(specMutex);
-  if (info.spec.empty() && info.type)
-    info.spec = "t = " + printSpecExpr(*info.type->type);
+  if (info.specTried || !info.type)
+    return info.spec;
+  info.specTried = true;
+  // Checked here, once, so that a receiver never meets a spec it cannot
+  // read (it would drop this rank to host memory): a type whose spec does
+  // not parse back to an equal tree is not pulled.
+  std::string spec = "t = " + printSpecExpr(*info.type->type);
+  SpecFile file;
+  std::string error;
+  if (parseSpec(spec, "<pulled type>", file, error) &&
+      file.bindings.size() == 1 &&
+      equalTrees(*file.bindings[0].type, *info.type->type))
+    info.spec = std::move(spec);
+  else
+    note(2, "a datatype is not pulled: its spec does not read back (%s)",
+         error.empty() ? "another tree" : error.c_str());
   return info.spec;
 }
 
