@@ -1,6 +1,6 @@
 //===- NestKernel.cpp - The generic kernel of strided nests ---------------===//
 //
-// One thread per chunk of `width` bytes of a block: the chunk's number gives
+// One thread per chunk of 16 bytes of a block: the chunk's number gives
 // the block's number (a division by the chunks per block), the block's
 // number its index on every level (a division per level, innermost first),
 // and the index its origin offset and packed position. Levels and divisors
@@ -42,6 +42,58 @@ __device__ __forceinline__ long long ddtc_nest_div(long long n, long long mul,
                                            (unsigned long long)mul) >>
                                 shift);
 }
+// The widest access (8, 4, 2 or 1 bytes) at address a that stays within n
+// bytes.
+__device__ __forceinline__ unsigned ddtc_nest_step(unsigned long long a,
+                                                   unsigned n) {
+  return (n >= 8 && (a & 7) == 0)   ? 8
+         : (n >= 4 && (a & 3) == 0) ? 4
+         : (n >= 2 && (a & 1) == 0) ? 2
+                                    : 1;
+}
+// Copies n (<= 16) bytes from s to d, each side with the widest accesses
+// its own alignment allows, through two registers: no byte outside
+// [s, s + n) is read nor outside [d, d + n) written, whatever the two
+// addresses (a block's bytes and the packed stream are rarely aligned
+// alike).
+__device__ __forceinline__ void ddtc_nest_copy(unsigned char *d,
+                                               const unsigned char *s,
+                                               unsigned n) {
+  unsigned long long x0 = 0, x1 = 0;
+  _Pragma("unroll 1") for (unsigned i = 0; i < n;) {
+    const unsigned w = ddtc_nest_step((unsigned long long)(s + i), n - i);
+    const unsigned long long v =
+        w == 8   ? *(const unsigned long long *)(s + i)
+        : w == 4 ? *(const unsigned int *)(s + i)
+        : w == 2 ? *(const unsigned short *)(s + i)
+                 : s[i];
+    // Bytes [i, i + w) of x1:x0 = v (w <= 8: two words at most).
+    const unsigned b = 8 * (i & 7);
+    if (i < 8) {
+      x0 |= v << b;
+      if (b)
+        x1 |= v >> (64 - b);
+    } else {
+      x1 |= v << b;
+    }
+    i += w;
+  }
+  _Pragma("unroll 1") for (unsigned i = 0; i < n;) {
+    const unsigned w = ddtc_nest_step((unsigned long long)(d + i), n - i);
+    const unsigned b = 8 * (i & 7);
+    const unsigned long long v =
+        i < 8 ? (x0 >> b) | (b ? x1 << (64 - b) : 0ull) : x1 >> b;
+    if (w == 8)
+      *(unsigned long long *)(d + i) = v;
+    else if (w == 4)
+      *(unsigned int *)(d + i) = (unsigned int)v;
+    else if (w == 2)
+      *(unsigned short *)(d + i) = (unsigned short)v;
+    else
+      d[i] = (unsigned char)v;
+    i += w;
+  }
+}
 #endif // DDTC_NEST_HELPERS
 
 // Levels are listed innermost first; the outermost used one is the
@@ -50,7 +102,7 @@ struct @P@_params {
   long long lo; // first packed byte moved (packed[0] is byte lo)
   long long hi; // end of the packed bytes moved
   long long first_block; // first block overlapping [lo, hi)
-  long long num_chunks; // chunks of @W@ bytes from first_block's first on
+  long long num_chunks; // chunks of 16 bytes from first_block's first on
   long long chunks, chunks_mul, chunks_shift; // chunks per block
   long long length; // bytes of a block
   long long src_base; // origin offset of block 0
@@ -60,9 +112,14 @@ struct @P@_params {
   long long src_st[8], packed_st[8]; // strides in the origin and the stream
 };
 
-// A chunk is packed bytes [k, k + its length); the part in [lo, hi), [a, e),
-// is read from (written to) origin offsets s + a - k on.
-#define DDTC_NEST_KERNEL(NAME, ORIGIN_CONST, PACKED_CONST, COPY_WIDE, COPY_BYTE) \
+// One thread per chunk of 16 bytes of a block: its index costs a division
+// per level, so a chunk is as wide as a register pair, not as the width
+// every block allows (41-byte records moved a byte a thread ran 7x slower).
+// A chunk is packed bytes [k, k + its length); the part in [lo, hi),
+// [a, e), is read from (written to) origin offsets s + a - k on: in
+// @W@-byte words when both sides are aligned to @W@ (4 or more) and the
+// chunk is whole, else through ddtc_nest_copy.
+#define DDTC_NEST_KERNEL(NAME, ORIGIN_CONST, PACKED_CONST, DST, SRC)           \
   extern "C" __global__ void NAME(                                             \
       ORIGIN_CONST unsigned char *__restrict__ origin,                         \
       PACKED_CONST unsigned char *__restrict__ packed, const @P@_params p,     \
@@ -71,7 +128,7 @@ struct @P@_params {
     for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;       \
          g < p.num_chunks; g += step) {                                        \
       const long long q = ddtc_nest_div(g, p.chunks_mul, p.chunks_shift);      \
-      const long long off = (g - q * p.chunks) * @W@;                          \
+      const long long off = (g - q * p.chunks) * 16;                           \
       long long b = p.first_block + q;                                         \
       long long s = p.src_base + off, k = p.packed_base + off;                 \
       _Pragma("unroll") for (int l = 0; l < 8; ++l) {                          \
@@ -87,25 +144,26 @@ struct @P@_params {
         b = outer;                                                             \
       }                                                                        \
       const long long left = p.length - off;                                   \
-      const long long e0 = k + (left < @W@ ? left : @W@);                      \
+      const long long e0 = k + (left < 16 ? left : 16);                        \
       const long long a = k > p.lo ? k : p.lo;                                 \
       const long long e = e0 < p.hi ? e0 : p.hi;                               \
+      if (e <= a)                                                              \
+        continue;                                                              \
       ORIGIN_CONST unsigned char *os = origin + (s + a - k);                   \
       PACKED_CONST unsigned char *ps = packed + (a - p.lo);                    \
-      if (e - a == @W@ &&                                                      \
+      if (@W@ >= 4 && e - a == 16 &&                                           \
           (((unsigned long long)os | (unsigned long long)ps) & (@W@ - 1)) ==   \
               0) {                                                             \
-        COPY_WIDE;                                                             \
+        _Pragma("unroll") for (int x = 0; x < 16 / @W@; ++x)                   \
+          ((@T@ *)DST)[x] = ((const @T@ *)SRC)[x];                             \
       } else {                                                                 \
-        _Pragma("unroll 1") for (long long x = 0; x < e - a; ++x) COPY_BYTE;   \
+        ddtc_nest_copy((unsigned char *)DST, SRC, (unsigned)(e - a));          \
       }                                                                        \
     }                                                                          \
   }
 
-DDTC_NEST_KERNEL(@P@_pack, const, , *(@T@ *)ps = *(const @T@ *)os,
-                 ps[x] = os[x])
-DDTC_NEST_KERNEL(@P@_unpack, , const, *(@T@ *)os = *(const @T@ *)ps,
-                 os[x] = ps[x])
+DDTC_NEST_KERNEL(@P@_pack, const, , ps, os)
+DDTC_NEST_KERNEL(@P@_unpack, , const, os, ps)
 #undef DDTC_NEST_KERNEL
 )";
 
@@ -230,8 +288,8 @@ LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
   const int64_t first =
       blocksStartingBefore(levels, 0, lo - nest.length + 1 - nest.packedBase);
   const int64_t end = blocksStartingBefore(levels, 0, hi - nest.packedBase);
-  const int64_t chunks =
-      nest.length / nest.width + (nest.length % nest.width != 0);
+  // A thread a chunk of 16 bytes of a block, whatever the width.
+  const int64_t chunks = nest.length / 16 + (nest.length % 16 != 0);
   const int64_t numChunks = lo < hi ? (end - first) * chunks : 0;
   const MagicDivisor cd = makeMagicDivisor(chunks);
   cfg.params = {lo,
