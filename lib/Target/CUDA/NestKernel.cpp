@@ -117,8 +117,9 @@ struct @P@_params {
 // every block allows (41-byte records moved a byte a thread ran 7x slower).
 // A chunk is packed bytes [k, k + its length); the part in [lo, hi),
 // [a, e), is read from (written to) origin offsets s + a - k on: in
-// @W@-byte words when both sides are aligned to @W@ (4 or more) and the
-// chunk is whole, else through ddtc_nest_copy.
+// @W@-byte words when both sides are aligned to @W@ (4 or more) and it is
+// a whole number of them (a block of one double, a whole chunk), else
+// through ddtc_nest_copy.
 #define DDTC_NEST_KERNEL(NAME, ORIGIN_CONST, PACKED_CONST, DST, SRC)           \
   extern "C" __global__ void NAME(                                             \
       ORIGIN_CONST unsigned char *__restrict__ origin,                         \
@@ -151,10 +152,11 @@ struct @P@_params {
         continue;                                                              \
       ORIGIN_CONST unsigned char *os = origin + (s + a - k);                   \
       PACKED_CONST unsigned char *ps = packed + (a - p.lo);                    \
-      if (@W@ >= 4 && e - a == 16 &&                                           \
+      const int words = (int)(e - a) / @W@;                                    \
+      if (@W@ >= 4 && words * @W@ == e - a &&                                  \
           (((unsigned long long)os | (unsigned long long)ps) & (@W@ - 1)) ==   \
               0) {                                                             \
-        _Pragma("unroll") for (int x = 0; x < 16 / @W@; ++x)                   \
+        _Pragma("unroll") for (int x = 0; x < 16 / @W@; ++x) if (x < words)    \
           ((@T@ *)DST)[x] = ((const @T@ *)SRC)[x];                             \
       } else {                                                                 \
         ddtc_nest_copy((unsigned char *)DST, SRC, (unsigned)(e - a));          \
