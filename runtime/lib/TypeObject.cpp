@@ -109,6 +109,13 @@ ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
 
 bool isUnits(const KernelPlan &p) { return p.family == KernelFamily::Units; }
 
+/// Whether the nest kernels serve `t` better than its own kernels
+/// (nestsBeatPlan). Requires t.m.
+bool nestsServeBetter(ddtc_type_s &t, int arch) {
+  return t.specialized && !isUnits(*t.specialized) && hasGeneric(t, arch) &&
+         t.nests && nestsBeatPlan(*t.specialized, *t.nests);
+}
+
 /// Gives `t` the kernels an earlier commit of an equal tree took (a memory
 /// hit of the kernel cache). Requires t.m.
 ArchKernels *addKnownKernels(ddtc_type_s &t, int arch,
@@ -208,6 +215,17 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   };
   for (;;) {
     tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
+    if (tc->nestsBetter < 0)
+      tc->nestsBetter = nestsServeBetter(t, dc.arch) ? 1 : 0;
+    if (tc->nestsBetter) {
+      Status s = loadNestKernels(t, api, *tc);
+      if (!s.ok())
+        return s;
+      sel = Selected();
+      sel.nests = t.nests.get();
+      sel.nestModules = tc->nest;
+      return Status::success();
+    }
     if (tc->specialized) {
       sel = {t.specialized.get(), tc->specialized, tc->specializedTable, true};
       return Status::success();

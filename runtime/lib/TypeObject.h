@@ -40,6 +40,9 @@ struct TypeOnContext {
   /// The specialized kernels could not be loaded here: the generic ones
   /// serve the type (when there are).
   bool specializedUnusable = false;
+  /// Whether the nest kernels serve the type better than its own (-1: not
+  /// decided yet; TypeObject.cpp, nestsServeBetter).
+  signed char nestsBetter = -1;
 };
 
 } // namespace ddtc::rt

@@ -5,6 +5,7 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 #include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/RecordWindowKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
@@ -471,6 +472,33 @@ TEST(ComputeLaunch, UnitsItemsCoverTheRange) {
     }
     EXPECT_EQ(cfg.grid == 0, num == 0);
   }
+}
+
+/// Whether the nest kernels serve the layout of `expr` instead of its plan.
+bool nestsServe(const std::string &expr) {
+  const KernelPlan p = plan(expr);
+  std::vector<Nest> nests;
+  std::string why;
+  return splitIntoNests(p.layout, nests, why) && nestsBeatPlan(p, nests);
+}
+
+TEST(NestKernel, ServeSingleRunsOfWholeWordsInsteadOfPeriods) {
+  // One run of whole aligned words per point, planned as record periods:
+  // three floats of every four, five, seven; three ints of every six.
+  EXPECT_TRUE(isRecordPeriodPlan(plan("vector(300, 3, 5, float)")));
+  EXPECT_TRUE(nestsServe("vector(300, 3, 4, float)"));
+  EXPECT_TRUE(nestsServe("vector(300, 3, 5, float)"));
+  EXPECT_TRUE(nestsServe("vector(300, 3, 7, float)"));
+  EXPECT_TRUE(nestsServe("vector(300, 3, 6, int)"));
+  // Not: two runs per point (a struct's fields with a gap), runs of odd
+  // bytes (a double and a char), a plan that is no period plan (three
+  // doubles of every four: a window pack), a contiguous type.
+  EXPECT_FALSE(nestsServe("contiguous(300, resized(0, 48, struct([3, 1], "
+                          "[0, 36], [double, int])))"));
+  EXPECT_FALSE(nestsServe("contiguous(300, resized(0, 16, struct([1, 1], "
+                          "[0, 8], [double, char])))"));
+  EXPECT_FALSE(nestsServe("vector(64, 3, 4, double)"));
+  EXPECT_FALSE(nestsServe("contiguous(300, float)"));
 }
 
 TEST(RecordPeriodKernel, PeriodsOfWholeWords) {

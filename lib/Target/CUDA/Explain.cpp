@@ -5,6 +5,7 @@
 #include "ddtc/Core/CanonicalLayout.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 #include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 #include "ddtc/Target/CUDA/RecordUnpackKernel.h"
 #include "ddtc/Target/CUDA/UnitsChunkKernel.h"
@@ -202,6 +203,13 @@ std::string explainKernels(const std::string &name, const Datatype &type,
   }
   os << "  shape: " << kernelShapeKey(plan)
      << " (layouts of one shape share one compiled kernel)\n";
+  std::vector<Nest> nests;
+  std::string notSplit;
+  if (splitIntoNests(plan.layout, nests, notSplit) &&
+      nestsBeatPlan(plan, nests))
+    os << "  the runtime launches the built-in nest kernels instead (whole "
+          "aligned words, one run per point: faster than the period "
+          "kernels)\n";
   const int64_t packed = packedSize(type, count);
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0, true);
   LaunchConfig unpackCfg = computeLaunch(plan, count, 0, packed, 0, false);

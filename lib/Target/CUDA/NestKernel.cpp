@@ -10,6 +10,7 @@
 #include "ddtc/Target/CUDA/NestKernel.h"
 
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/RecordPeriodKernel.h"
 
 #include "ddtc/Core/PackRange.h"
 
@@ -244,6 +245,17 @@ bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
     segmentStart += seg.packedBytes();
   }
   out = std::move(nests);
+  return true;
+}
+
+bool nestsBeatPlan(const KernelPlan &plan, const std::vector<Nest> &nests) {
+  if (plan.family != KernelFamily::Strided || !isRecordPeriodPlan(plan) ||
+      plan.layout.segments.size() != 1 ||
+      plan.layout.segments[0].runs.size() != 1 || nests.empty())
+    return false;
+  for (const Nest &n : nests)
+    if (n.width < 4 || n.length % n.width != 0)
+      return false;
   return true;
 }
 

@@ -11,6 +11,7 @@
 #define DDTC_TARGET_CUDA_NESTKERNEL_H
 
 #include "ddtc/Core/CanonicalLayout.h"
+#include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 
 #include <cstdint>
@@ -54,6 +55,16 @@ struct Nest {
 /// kNestMaxLevels - 1 dimensions.
 bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
                     std::string &why);
+
+/// Whether the nest kernels `nests` (splitIntoNests of plan.layout) move
+/// `plan`'s layout faster than its own kernels: a record period kernel
+/// (which stages a period of records at a time in shared memory) of a
+/// single run per point whose every nest moves whole aligned words of 4
+/// bytes or more, one plain copy each. On an H200 the nest kernels took
+/// 0.80 of the period kernels' time to pack three floats of every four and
+/// of every five, 0.85 to unpack them
+/// (bench/results/2026-11-29-NVIDIA-H200-generic-kernels).
+bool nestsBeatPlan(const KernelPlan &plan, const std::vector<Nest> &nests);
 
 /// The kernel shape of the nest kernels of `width`, as kernelShapeKey names
 /// the others' ("nest.w8"), and their symbol prefix ("ddtc_nest_w8").
