@@ -117,7 +117,8 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
                   void *stream) {
   CostScope cost(Cost::Pack);
   const char *origin = op.peerBytes - op.note.trueLb;
-  return ddtc_pack(op.peerPackType, origin, op.note.count, lo, hi, out, stream,
+  return ddtc_pack(op.peerPackType.get(), origin, op.note.count, lo, hi, out,
+                   stream,
                    settings().maxCtas) == DDTC_SUCCESS;
 }
 
@@ -612,8 +613,10 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   }
   if (pulled(op) &&
       !(op.peerPackType = peerType(op.peerWorld, op.note.typeSerial, why))) {
-    note(1, "cannot pack the type of rank %d here (%s)", op.peerWorld,
-         why.c_str());
+    // Through host memory this time; the sender sends the spec again.
+    note(2, "cannot pack the type of rank %d here (%s): this message goes "
+         "through host memory", op.peerWorld, why.c_str());
+    op.peerTypeUnknown = true;
     return false;
   }
   op.ipc = true;
@@ -817,7 +820,7 @@ void finishIpc(Operation &op) {
       PMPI_Request_free(&op.specReq);
     (void)op.specText.release();
   }
-  op.peerPackType = nullptr;
+  op.peerPackType.reset();
   for (auto &[value, req] : op.outbox.sends)
     if (req != MPI_REQUEST_NULL)
       PMPI_Request_free(&req);

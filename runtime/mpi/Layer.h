@@ -93,6 +93,8 @@ struct Settings {
   /// engine first ("stage").
   bool hostStage = false;
   int ipcCache = 64; ///< DDTC_MPI_IPC_CACHE: peer allocations kept mapped
+  /// DDTC_MPI_PEER_TYPES: peers' types a receiver keeps for pulled messages
+  int peerTypes = 256;
   bool fragmentSet = false;    ///< DDTC_MPI_FRAGMENT given: no model choice
   bool fragmentMinSet = false; ///< DDTC_MPI_FRAGMENT_MIN given
   /// DDTC_MPI_PROGRESS=0: no progress thread, and the MPI library is
@@ -375,8 +377,14 @@ void notePeerKeepsType(int world, uint64_t serial);
 /// a note (Comms.cpp, takeNote).
 void keepPeerSpec(int world, uint64_t serial, std::string spec);
 /// Type `serial` of `world`, planned (from its spec, at the first call);
-/// null, with `why`, when no spec of it came or it does not parse or plan.
-ddtc_type peerType(int world, uint64_t serial, std::string &why);
+/// null, with `why`, when no spec of it came (or it was dropped: at most
+/// DDTC_MPI_PEER_TYPES are kept, the least recently used dropped first) or
+/// it does not parse or plan. The caller's reference keeps it alive.
+std::shared_ptr<ddtc_type_s> peerType(int world, uint64_t serial,
+                                      std::string &why);
+/// Sender: `world` answered that it does not keep type `serial` (any more):
+/// its next message carries the spec again.
+void forgetPeerKeepsType(int world, uint64_t serial);
 void clearPeerTypes();
 
 //===--- Operations on device buffers -------------------------------------===//
@@ -461,6 +469,8 @@ long long hostPacks();
 long long ipcReceives();
 long long ipcFallbacks();
 long long ipcPulls();
+/// Pulled messages answered "type unknown" (forgetPeerKeepsType).
+long long ipcSpecsResent();
 /// True when some operation of the layer is in flight or some request of the
 /// user's stands for one (cheap: one atomic load).
 bool anyPending();
@@ -585,8 +595,10 @@ struct Answer {
   /// note's flag words (otherwise the host orders the fragments).
   int32_t streamSync = 0;
   /// With IpcRead of a pulled message: the receiver keeps the note's type
-  /// (the sender sends its spec no more).
+  /// (the sender sends its spec no more). With HostFrags: the receiver does
+  /// not know the note's type (it dropped it), the next note must carry it.
   int32_t typeKept = 0;
+  int32_t typeUnknown = 0;
   IpcRef ref;
 };
 

@@ -152,6 +152,12 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
 __attribute__((visibility("default"))) long long ddtc_mpi_ipc_pulls(void) {
   return ipcPulls();
 }
+/// For tests: pulled messages sent through host memory because the
+/// receiver had dropped their type, since MPI_Init.
+__attribute__((visibility("default"))) long long
+ddtc_mpi_ipc_specs_resent(void) {
+  return ipcSpecsResent();
+}
 
 /// For benchmarks: the model's one-way microseconds of a device message of
 /// `bytes` packed bytes of `type` to world rank `peer` through CUDA IPC (in

@@ -253,7 +253,9 @@ FragmentSchedule pullSchedule(int64_t bytes) {
   // of the pipeline's size were host bound: on one H200 under MPS each
   // took ~10 us of launches for ~1 us of GPU work.)
   const ModelFigures &m = modelFigures();
-  constexpr int64_t kMost = int64_t(1) << 30; // the note holds int32 sizes
+  // At most 16 MiB a fragment: the receiver's staging slots, and the pinned
+  // ring of a message that goes through host memory after all, stay small.
+  constexpr int64_t kMost = int64_t(16) << 20;
   const double perAlpha = std::max(m.localGBps, 1.0) * 1e3 *
                           std::max(m.alphaUs, 0.1);
   int64_t n = std::llround(std::sqrt(static_cast<double>(bytes) / perAlpha));

@@ -168,7 +168,8 @@ struct Operation {
   /// PeerTypes.cpp), which packs from the peer's memory.
   MPI_Request specReq = MPI_REQUEST_NULL;
   std::unique_ptr<std::string> specText; ///< what specReq sends
-  ddtc_type peerPackType = nullptr;
+  std::shared_ptr<ddtc_type_s> peerPackType;
+  bool peerTypeUnknown = false; ///< receiver: the note's type is not kept
 
   // The user's request.
   int completionTag = -1;

@@ -101,6 +101,7 @@ Settings read() {
   envChoice("DDTC_MPI_HOST_READ", hostReads, hostRead);
   s.hostStage = hostRead == 1;
   s.ipcCache = static_cast<int>(envBytes("DDTC_MPI_IPC_CACHE", s.ipcCache, 1));
+  s.peerTypes = static_cast<int>(envBytes("DDTC_MPI_PEER_TYPES", s.peerTypes, 1));
   return s;
 }
 

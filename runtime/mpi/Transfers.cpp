@@ -433,6 +433,8 @@ bool advanceSendPipe(Operation &op) {
     trace("answered");
     if (op.answer.typeKept)
       notePeerKeepsType(op.peerWorld, op.note.typeSerial);
+    if (op.answer.typeUnknown)
+      forgetPeerKeepsType(op.peerWorld, op.note.typeSerial);
     if (op.ipc && op.answer.go == Answer::HostFrags) {
       if (op.answer.ipcFailed)
         dropIpcPeer(op.peerWorld, "the receiver cannot map this rank's memory");
@@ -502,7 +504,10 @@ void startPipeRecv(Operation &op) {
   if (tried && startIpcRecv(op, capacity))
     return;
   op.answer = Answer{};
-  op.answer.ipcFailed = tried;
+  // A pulled message whose type this rank does not keep: through host
+  // memory, the peer kept for IPC.
+  op.answer.ipcFailed = tried && !op.peerTypeUnknown;
+  op.answer.typeUnknown = op.peerTypeUnknown;
   op.answer.go = op.total <= capacity ? Answer::HostFrags : Answer::Refuse;
   if (op.answer.go && (!op.stream || !makeRing(op))) {
     op.answer.go = Answer::Refuse;

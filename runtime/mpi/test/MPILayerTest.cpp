@@ -583,6 +583,40 @@ void suiteWildcard(uint64_t seed, int rounds) {
   }
 }
 
+/// Three types sent again and again from rank 0 to rank 1: a receiver that
+/// keeps fewer peers' types than that (DDTC_MPI_PEER_TYPES, with
+/// DDTC_MPI_IPC_READ=pull) meets notes naming types it dropped.
+void suiteTypeReuse(uint64_t seed) {
+  if (worldSize < 2 || rank > 1)
+    return;
+  std::string error;
+  const TypeRef dbl = Datatype::primitive(Primitive::Double);
+  TypeRef types[3] = {Datatype::vector(300, 3, 5, dbl, error),
+                      Datatype::vector(200, 2, 7, dbl, error),
+                      Datatype::vector(250, 5, 6, dbl, error)};
+  // One handle per type for the whole run: a new handle is a new type.
+  MpiType handles[3] = {MpiType(*types[0]), MpiType(*types[1]),
+                        MpiType(*types[2])};
+  for (int round = 0; round < 3; ++round)
+    for (int k = 0; k < 3; ++k) {
+      const Datatype &t = *types[k];
+      const MpiType &mt = handles[k];
+      const int tag = 40 + 3 * round + k;
+      if (rank == 0) {
+        Buffer b(t, 1, seed + 31 * round + k, false);
+        MPI_Send(b.dOrigin(), 1, mt.h, 1, tag, MPI_COMM_WORLD);
+        PMPI_Send(b.hOrigin(), 1, mt.h, 1, tag, MPI_COMM_WORLD);
+        continue;
+      }
+      Buffer b(t, 1, 0, true), e(t, 1, 0, true);
+      MPI_Recv(b.dOrigin(), 1, mt.h, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      PMPI_Recv(e.hOrigin(), 1, mt.h, 0, tag, MPI_COMM_WORLD,
+                MPI_STATUS_IGNORE);
+      check(b.deviceBytes() == e.host, "a type sent again equals plain MPI's",
+            tag);
+    }
+}
+
 /// One-sided calls on device memory are refused with MPI_ERR_BUFFER (the
 /// MPI library would read the device pointer from the host); on host
 /// memory they work. `comm` (2 ranks) returns errors.
@@ -1512,10 +1546,12 @@ void suitePack(uint64_t seed, int cases) {
 
 } // namespace
 
-/// --expect-ipc used|pulled|unused|fallback: whether the messages went
-/// through CUDA IPC (summed over the ranks; `pulled`: some of them packed by
-/// the receiver from the sender's buffer), or IPC failed and the layer fell
-/// back to host memory; one more case that passes or fails.
+/// --expect-ipc used|pulled|resent|unused|fallback: whether the messages
+/// went through CUDA IPC (summed over the ranks; `pulled`: some of them
+/// packed by the receiver from the sender's buffer; `resent`: and some sent
+/// through host memory since the receiver had dropped their type), or IPC
+/// failed and the layer fell back to host memory; one more case that passes
+/// or fails.
 void checkIpcUse(const std::string &expect) {
   auto count = [](const char *name) {
     auto fn = reinterpret_cast<long long (*)()>(dlsym(RTLD_DEFAULT, name));
@@ -1526,17 +1562,20 @@ void checkIpcUse(const std::string &expect) {
   long long received = count("ddtc_mpi_ipc_receives");
   long long fellBack = count("ddtc_mpi_ipc_fallbacks");
   long long pulled = count("ddtc_mpi_ipc_pulls");
+  long long resent = count("ddtc_mpi_ipc_specs_resent");
   bool ok = expect == "used"       ? received > 0 && fellBack == 0
             : expect == "pulled"   ? pulled > 0 && fellBack == 0
+            : expect == "resent"   ? pulled > 0 && resent > 0 && fellBack == 0
             : expect == "unused"   ? received == 0
             : expect == "fallback" ? received == 0 && fellBack > 0
                                    : false;
   if (rank == 0)
     std::printf("mpi-layer-test: %lld messages through CUDA IPC (%lld packed "
-                "by the receiver from the sender's buffer), %lld fallbacks "
+                "by the receiver from the sender's buffer; %lld through host "
+                "memory for a type the receiver had dropped), %lld fallbacks "
                 "to host memory: %s (expected %s)\n",
-                received, pulled, fellBack, ok ? "as expected" : "FAILED",
-                expect.c_str());
+                received, pulled, resent, fellBack,
+                ok ? "as expected" : "FAILED", expect.c_str());
   (ok ? passed : failed) += rank == 0;
 }
 
@@ -1570,7 +1609,7 @@ int main(int argc, char **argv) {
     else if (a == "--help" || a == "-h") {
       std::printf("usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
                   " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
-                  "       [--expect-ipc used|pulled|unused|fallback]\n"
+                  "       [--expect-ipc used|pulled|resent|unused|fallback]\n"
                   "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
@@ -1628,8 +1667,10 @@ int main(int argc, char **argv) {
                          "found\n");
     return 1;
   }
-  if (suite == "all" || suite == "p2p")
+  if (suite == "all" || suite == "p2p") {
     suiteP2P(seed, cases, threads);
+    suiteTypeReuse(seed);
+  }
   if (suite == "all" || suite == "wildcard")
     suiteWildcard(seed, 4);
   if (suite == "all" || suite == "semantics")
