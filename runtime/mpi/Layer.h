@@ -599,6 +599,11 @@ struct Answer {
   /// not know the note's type (it dropped it), the next note must carry it.
   int32_t typeKept = 0;
   int32_t typeUnknown = 0;
+  /// With HostFrags to a note of a buffer read in place (one fragment of
+  /// the whole message): the host pipeline's fragments the receiver chose
+  /// instead (hostSchedule); 0: the note's.
+  int32_t hostFragment = 0;
+  int32_t hostFirstFragment = 0;
   IpcRef ref;
 };
 

@@ -366,6 +366,9 @@ bool restartOnHost(Operation &op) {
   op.slots.clear();
   finishIpc(op);
   op.ipc = false;
+  if (op.answer.hostFragment > 0)
+    op.plan = FragmentSchedule(op.total, op.answer.hostFragment,
+                               op.answer.hostFirstFragment);
   if (!makeRing(op) || !packFree(op))
     return false;
   return true;
@@ -508,6 +511,15 @@ void startPipeRecv(Operation &op) {
   // memory, the peer kept for IPC.
   op.answer.ipcFailed = tried && !op.peerTypeUnknown;
   op.answer.typeUnknown = op.peerTypeUnknown;
+  if (op.note.kind == Note::Ipc && op.note.ref.slots == 0) {
+    // A buffer read in place comes as one fragment of up to 1 GiB: through
+    // host memory it takes the host pipeline's fragments instead, which the
+    // answer names (so both sides agree whatever their settings).
+    op.plan = hostSchedule(op.total);
+    op.answer.hostFragment = static_cast<int32_t>(op.plan.largestFragment());
+    op.answer.hostFirstFragment =
+        static_cast<int32_t>(op.plan.firstFragment());
+  }
   op.answer.go = op.total <= capacity ? Answer::HostFrags : Answer::Refuse;
   if (op.answer.go && (!op.stream || !makeRing(op))) {
     op.answer.go = Answer::Refuse;
