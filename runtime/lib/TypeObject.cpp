@@ -213,19 +213,22 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   auto uploadOnce = [&](CUdeviceptr &slot, const KernelPlan &plan) {
     return slot ? Status::success() : uploadTable(api, dc, plan.units, slot);
   };
+  // The nest kernels serve the call (loaded into this context once).
+  auto selectNests = [&]() -> Status {
+    Status s = loadNestKernels(t, api, *tc);
+    if (!s.ok())
+      return s;
+    sel = Selected();
+    sel.nests = t.nests.get();
+    sel.nestModules = tc->nest;
+    return Status::success();
+  };
   for (;;) {
     tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
     if (tc->nestsBetter < 0)
       tc->nestsBetter = nestsServeBetter(t, dc.arch) ? 1 : 0;
-    if (tc->nestsBetter) {
-      Status s = loadNestKernels(t, api, *tc);
-      if (!s.ok())
-        return s;
-      sel = Selected();
-      sel.nests = t.nests.get();
-      sel.nestModules = tc->nest;
-      return Status::success();
-    }
+    if (tc->nestsBetter)
+      return selectNests();
     if (tc->specialized) {
       sel = {t.specialized.get(), tc->specialized, tc->specializedTable, true};
       return Status::success();
@@ -263,15 +266,8 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
                  s.message + "); the generic ones serve it");
       tc->specializedUnusable = true;
     }
-    if (generic && t.nests) {
-      Status s = loadNestKernels(t, api, *tc);
-      if (!s.ok())
-        return s;
-      sel = Selected();
-      sel.nests = t.nests.get();
-      sel.nestModules = tc->nest;
-      return Status::success();
-    }
+    if (generic && t.nests)
+      return selectNests();
     if (generic) {
       if (!tc->generic) {
         Status s = loadBuiltinModule(
