@@ -225,8 +225,13 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   };
   for (;;) {
     tc = &t.contexts[tcIndex]; // the vector may have grown while unlocked
-    if (tc->nestsBetter < 0)
+    if (tc->nestsBetter < 0) {
       tc->nestsBetter = nestsServeBetter(t, dc.arch) ? 1 : 0;
+      if (tc->nestsBetter)
+        logVerbose("type " + t.name +
+                   ": the nest kernels serve it (one run per point of whole "
+                   "words: faster than its record period kernels)");
+    }
     if (tc->nestsBetter)
       return selectNests();
     if (tc->specialized) {

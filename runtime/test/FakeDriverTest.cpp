@@ -18,10 +18,14 @@
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <thread>
@@ -397,7 +401,55 @@ DDTC_TEST("fake-driver", fakeDriver) {
   CHECK(statsNow().generic_launches == s3.generic_launches + 1);
   CHECK(statsNow().nvrtc_compiles == s2.nvrtc_compiles); // nothing compiled
   ddtc_type_free(&v);
+
+  // Three floats of every five: its own kernels would be record period
+  // kernels, but the nest kernels serve it (nestsBeatPlan), which the
+  // runtime says once with DDTC_VERBOSE (its stderr read back here: on this
+  // driver a type's own kernels cannot run, so the launches alone would not
+  // tell the two apart).
+  setenv("DDTC_JIT", "sync", 1);
+  setenv("DDTC_VERBOSE", "1", 1);
+  resetRuntime();
+  const char *fiveSpec = "f = vector(300, 3, 5, float)\n";
+  ddtc_type f = makeType(fiveSpec);
+  CHECK(ddtc_type_commit(f) == DDTC_SUCCESS);
+  SpecFile pf;
+  CHECK(parseSpec(fiveSpec, "f", pf, error));
+  const Datatype &ft = *pf.bindings.back().type;
+  std::vector<unsigned char> fref(static_cast<size_t>(ft.layout().size));
+  std::vector<unsigned char> fhost(static_cast<size_t>(ft.layout().extent));
+  for (unsigned char &c : fhost)
+    c = static_cast<unsigned char>(rng());
+  DeviceBuffer fo(*api, fhost.size()), fp(*api, fref.size());
+  api->cuMemcpyHtoD(fo.p, fhost.data(), fhost.size());
+  referencePack(ft, 1, fhost.data(), fref.data());
+  TempDir logDir;
+  const std::string logPath = logDir.path() + "/stderr";
+  std::fflush(stderr);
+  const int savedErr = dup(2);
+  FILE *log = std::fopen(logPath.c_str(), "w");
+  CHECK(log && savedErr >= 0);
+  dup2(fileno(log), 2);
+  const ddtc_status fivePacked =
+      ddtc_pack(f, fo.get(), 1, 0, ft.layout().size, fp.get(), nullptr, 0);
+  std::fflush(stderr);
+  dup2(savedErr, 2);
+  close(savedErr);
+  std::fclose(log);
+  CHECK(fivePacked == DDTC_SUCCESS);
+  std::vector<unsigned char> fgot(fref.size());
+  api->cuMemcpyDtoH(fgot.data(), fp.p, fgot.size());
+  CHECK(fgot == fref);
+  std::ifstream logIn(logPath);
+  std::string logged((std::istreambuf_iterator<char>(logIn)),
+                     std::istreambuf_iterator<char>());
+  CHECK_MSG(logged.find("the nest kernels serve it") != std::string::npos,
+            "the runtime did not choose the nest kernels; it said: %s",
+            logged.c_str());
+  ddtc_type_free(&f);
+  unsetenv("DDTC_VERBOSE");
   unsetenv("DDTC_JIT");
+  resetRuntime();
 
   CHECK(mappedHostPacksByChunks(*api));
   CHECK(hostPacksThroughDevice(*api));
