@@ -149,18 +149,25 @@ void sendEmptyNote(const CommPair &pair, int dest, int tag) {
   PMPI_Request_free(&r);
 }
 
-static bool readNote(const CommPair &pair, int source, int tag, Note &note) {
+/// Receives a message sent right after one just matched (it is on its
+/// way): the layer's operations progress meanwhile, so that a message to
+/// oneself can be waited for. Returns the bytes received.
+static int receiveFollowing(void *buf, int bytes, int source, int tag,
+                            MPI_Comm comm) {
   MPI_Request r;
   MPI_Status st;
-  note = Note{};
-  PMPI_Irecv(&note, sizeof note, MPI_BYTE, source, tag, pair.notes, &r);
+  PMPI_Irecv(buf, bytes, MPI_BYTE, source, tag, comm, &r);
   int flag = 0;
-  // Sent right after the message just matched: it is on its way. Progress
-  // meanwhile, so that a message to oneself can be waited for.
   while (PMPI_Test(&r, &flag, &st) == MPI_SUCCESS && !flag)
     progress();
   int n = 0;
   PMPI_Get_count(&st, MPI_BYTE, &n);
+  return n;
+}
+
+static bool readNote(const CommPair &pair, int source, int tag, Note &note) {
+  note = Note{};
+  const int n = receiveFollowing(&note, sizeof note, source, tag, pair.notes);
   if (n == 0) {
     note.kind = Note::Empty;
     return true;
@@ -172,17 +179,8 @@ static bool readNote(const CommPair &pair, int source, int tag, Note &note) {
 /// (PeerTypes.cpp), received with the note's fragments tag and kept.
 static bool readSpec(const CommPair &pair, int source, const Note &note) {
   std::string spec(static_cast<size_t>(note.specBytes), '\0');
-  MPI_Request r;
-  MPI_Status st;
-  PMPI_Irecv(spec.data(), note.specBytes, MPI_CHAR, source,
-             fragmentTag(note.id), pair.data, &r);
-  int flag = 0;
-  // Sent right after the note: on its way.
-  while (PMPI_Test(&r, &flag, &st) == MPI_SUCCESS && !flag)
-    progress();
-  int n = 0;
-  PMPI_Get_count(&st, MPI_CHAR, &n);
-  if (n != note.specBytes)
+  if (receiveFollowing(spec.data(), note.specBytes, source,
+                       fragmentTag(note.id), pair.data) != note.specBytes)
     return false;
   keepPeerSpec(note.ref.owner, note.typeSerial, std::move(spec));
   return true;

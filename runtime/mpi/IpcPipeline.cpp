@@ -337,9 +337,7 @@ bool advancePush(Operation &op) {
   }
   if (op.error != MPI_SUCCESS)
     return abandon(op);
-  return op.fragsDone == op.nfrag && op.outbox.drain() &&
-         testDone(op, op.inner) && testDone(op, op.noteReq) &&
-                    testDone(op, op.specReq);
+  return op.fragsDone == op.nfrag && op.outbox.drain() && headerSent(op);
 }
 
 } // namespace
@@ -404,8 +402,7 @@ bool advanceIpcSend(Operation &op) {
     return abandon(op);
   if (!op.answered)
     return false;
-  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq) &&
-                    testDone(op, op.specReq);
+  bool headerDone = headerSent(op);
   const bool ordered = streamOrdered(op);
   switch (op.answer.go) {
   case Answer::IpcPush:

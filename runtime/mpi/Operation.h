@@ -196,6 +196,9 @@ inline int fragmentTag(int id) { return 2 * id; }
 /// PMPI_Test that records an error of the MPI library in op.error (a peer
 /// that died, with MPI_ERRORS_RETURN): true when done or failed.
 bool testDone(Operation &op, MPI_Request &r);
+/// Sender: whether the user's zero-byte message, its note and, for a pulled
+/// message, its type's spec have gone (or failed: op.error).
+bool headerSent(Operation &op);
 
 /// Sender: after the receiver answered "host fragments" to an IPC note,
 /// packs again into a ring of pinned host memory (Transfers.cpp).

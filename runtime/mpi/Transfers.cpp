@@ -73,6 +73,11 @@ bool testDone(Operation &op, MPI_Request &r) {
   return flag;
 }
 
+bool headerSent(Operation &op) {
+  return testDone(op, op.inner) && testDone(op, op.noteReq) &&
+         testDone(op, op.specReq);
+}
+
 void Outbox::post(int32_t value, int peer, int tag, MPI_Comm comm) {
   CostScope cost(Cost::MpiPost);
   sends.emplace_back(value, MPI_REQUEST_NULL);
@@ -416,7 +421,7 @@ int startPipeSend(Operation &op) {
   // A pulled message's type, for a receiver that does not keep it yet
   // (taken with the note: Comms.cpp).
   if (rc == MPI_SUCCESS && op.note.specBytes > 0)
-    rc = PMPI_Isend(op.specText->data(), op.note.specBytes, MPI_CHAR,
+    rc = PMPI_Isend(op.specText->data(), op.note.specBytes, MPI_BYTE,
                     op.peer, fragmentTag(op.note.id), op.pair->data,
                     &op.specReq);
   if (rc == MPI_SUCCESS)
@@ -477,8 +482,7 @@ bool advanceSendPipe(Operation &op) {
         busy = true;
       }
   }
-  bool headerDone = testDone(op, op.inner) && testDone(op, op.noteReq) &&
-                    testDone(op, op.specReq);
+  bool headerDone = headerSent(op);
   if (!headerDone || !op.answered)
     return false;
   if (!go) // refused (the receive was too small), or failed: nothing to send
