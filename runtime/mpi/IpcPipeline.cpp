@@ -118,8 +118,7 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
   CostScope cost(Cost::Pack);
   const char *origin = op.peerBytes - op.note.trueLb;
   return ddtc_pack(op.peerPackType.get(), origin, op.note.count, lo, hi, out,
-                   stream,
-                   settings().maxCtas) == DDTC_SUCCESS;
+                   stream, settings().maxCtas) == DDTC_SUCCESS;
 }
 
 /// Sender, DDTC_MPI_IPC_READ=pull: exports the send buffer in place and
@@ -808,13 +807,12 @@ void finishIpc(Operation &op) {
     PMPI_Cancel(&op.signalReq);
     PMPI_Request_free(&op.signalReq);
   }
-  int specSent = 1;
-  if (op.specReq != MPI_REQUEST_NULL &&
-      (PMPI_Test(&op.specReq, &specSent, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-       !specSent)) {
-    // After a failure: the MPI library may still read the text.
-    if (op.specReq != MPI_REQUEST_NULL)
-      PMPI_Request_free(&op.specReq);
+  int specSent = 0;
+  if (op.specReq != MPI_REQUEST_NULL)
+    PMPI_Test(&op.specReq, &specSent, MPI_STATUS_IGNORE);
+  if (op.specReq != MPI_REQUEST_NULL) {
+    // Still pending after a failure: the MPI library may read the text yet.
+    PMPI_Request_free(&op.specReq);
     (void)op.specText.release();
   }
   op.peerPackType.reset();

@@ -71,8 +71,9 @@ const std::string &typeSpec(TypeInfo &info) {
     return info.spec;
   info.specTried = true;
   // Checked here, once, so that a receiver never meets a spec it cannot
-  // read (it would drop this rank to host memory): a type whose spec does
-  // not parse back to an equal tree is not pulled.
+  // read (every message of the type would then go through host memory, its
+  // spec sent again each time): a type whose spec does not parse back to an
+  // equal tree is not pulled.
   std::string spec = "t = " + printSpecExpr(*info.type->type);
   SpecFile file;
   std::string error;
