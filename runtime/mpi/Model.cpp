@@ -59,6 +59,9 @@ namespace {
 
 std::atomic<int64_t> chosenFragment{0};
 
+/// A fragment size as the note carries it (int32).
+int64_t noteSize(int64_t v) { return std::min<int64_t>(v, INT32_MAX); }
+
 /// GPU name and driver version of device 0, and the host name: what the
 /// figures depend on.
 void identity(std::string &gpu, int &driverVersion, std::string &host) {
@@ -241,10 +244,9 @@ FragmentSchedule inPlaceSchedule(int64_t bytes) {
 
 FragmentSchedule pullSchedule(int64_t bytes) {
   const Settings &s = settings();
-  auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };
   if (s.fragmentSet)
-    return FragmentSchedule(bytes, clamp(s.fragment),
-                            s.fragmentMinSet ? clamp(s.fragmentMin) : 0);
+    return FragmentSchedule(bytes, noteSize(s.fragment),
+                            s.fragmentMinSet ? noteSize(s.fragmentMin) : 0);
   // No sender's pack to overlap: the receiver queues, per fragment, a pack
   // from the peer's memory and a local unpack, each local unpack
   // overlapping the next pack. n fragments cost n x alpha of launches and
@@ -267,14 +269,12 @@ FragmentSchedule pullSchedule(int64_t bytes) {
 }
 
 FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
-  // The note carries both sizes as int32.
-  auto clamp = [](int64_t v) { return std::min<int64_t>(v, INT32_MAX); };
   const Settings &s = settings();
-  int64_t first = s.fragmentMinSet ? clamp(s.fragmentMin) : 0;
+  int64_t first = s.fragmentMinSet ? noteSize(s.fragmentMin) : 0;
   if (int64_t c = chosenFragment.load(std::memory_order_relaxed))
-    return FragmentSchedule(bytes, clamp(c), first);
+    return FragmentSchedule(bytes, noteSize(c), first);
   if (s.fragmentSet && s.fragmentMinSet)
-    return FragmentSchedule(bytes, clamp(s.fragment), first);
+    return FragmentSchedule(bytes, noteSize(s.fragment), first);
   // The search costs a few microseconds: the last answer is kept per
   // thread (messages of one size tend to follow each other).
   thread_local int64_t lastBytes = -1;
@@ -295,7 +295,7 @@ FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
       bestUs = us;
     }
   };
-  for (int64_t largest = s.fragmentSet ? clamp(s.fragment) : kLargestLeast;;
+  for (int64_t largest = s.fragmentSet ? noteSize(s.fragment) : kLargestLeast;;
        largest *= 2) {
     if (s.fragmentMinSet) {
       consider(largest, first);
