@@ -661,7 +661,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
        static_cast<long long>(op.total), op.source, op.rtag,
        op.answer.go == Answer::IpcWrite  ? "written by the sender"
        : op.answer.go == Answer::IpcPush ? "pushed into this rank's ring"
-       : pulled(op)                      ? "packed here from the sender's buffer"
+       : pulled(op)                      ? "packed here from the peer's buffer"
        : inPlace(op)                     ? "read in place"
                                          : "read from the sender's ring",
        op.deviceRing.ptr ? ", staged" : "",
