@@ -563,7 +563,9 @@ void printPeriodPack(const KernelPlan &plan, const std::string &p,
       "== 0;\n"
       "  const bool dst4 = (((unsigned long long)packed - p.lo) & 3) == 0;\n"
       "  const bool dst16 = (((unsigned long long)packed - p.lo) & 15) == "
-      "0;\n",
+      "0;\n"
+      "  // Not every staging path reads each of these.\n"
+      "  (void)src4; (void)src16; (void)dst4; (void)dst16;\n",
       os);
   os << "    __syncthreads(); // the previous tile's rows are stored\n";
   if (periodRestartsRows(plan)) {
@@ -667,7 +669,9 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
           "  const bool src4 = (((unsigned long long)packed - p.lo) & 3) == "
           "0;\n"
           "  const bool src16 = (((unsigned long long)packed - p.lo) & 15) == "
-          "0;\n",
+          "0;\n"
+          "  // Not every staging path reads each of these.\n"
+          "  (void)dst4; (void)src4; (void)src16;\n",
       os);
   os << "    __syncthreads(); // the previous tile's spans are stored\n"
      << "    // The tile's packed words of [a, b).\n";
@@ -748,7 +752,7 @@ void printPeriodUnpack(const KernelPlan &plan, const std::string &p,
   const std::string inRow = "ws + 4 * (long long)k";
   auto wholeTile = [&](const std::string &at, const std::string &aligned) {
     return "    for (int i = threadIdx.x; i < " + R + " * " + SW +
-           "; i += blockDim.x) {\n" + "      const int k = i;\n" +
+           "; i += blockDim.x) {\n" + "      const int k = i;\n" + "      (void)k;\n" +
            store(at, aligned) + "    }\n";
   };
   if (periodRestartsRows(plan)) {

@@ -68,6 +68,7 @@ void emitTileKernel(const KernelPlan &plan, const std::string &p, bool pack,
      << "];\n"
      << "  const int x = (int)(threadIdx.x & 31);\n"
      << "  const int rows = (int)(blockDim.x >> 5);\n"
+     << "  (void)x; (void)rows; // the vector paths index by threadIdx.x\n"
      << "  // Whole elements move as " << W
      << "-byte accesses when both buffers allow it.\n"
      << "  const bool aligned = (((unsigned long long)origin |\n"
