@@ -166,6 +166,39 @@ void deviceRelease(DeviceBlock &block) {
   block = DeviceBlock{};
 }
 
+uint64_t gpuOf(const void *p) {
+  const cu::DriverAPI *api = driver();
+  int ordinal = -1;
+  if (!api || !p ||
+      api->cuPointerGetAttribute(&ordinal,
+                                 cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 reinterpret_cast<cu::CUdeviceptr>(p)) !=
+          cu::CUDA_SUCCESS ||
+      ordinal < 0)
+    return 0;
+  // Ordinals differ between processes (CUDA_VISIBLE_DEVICES); the PCI
+  // address does not. Asked once per ordinal.
+  static std::mutex m;
+  static std::map<int, uint64_t> known;
+  std::lock_guard<std::mutex> lock(m);
+  auto it = known.find(ordinal);
+  if (it != known.end())
+    return it->second;
+  int domain = 0, bus = 0, device = 0;
+  uint64_t id = 0;
+  if (api->cuDeviceGetAttribute(&domain, cu::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+                                ordinal) == cu::CUDA_SUCCESS &&
+      api->cuDeviceGetAttribute(&bus, cu::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+                                ordinal) == cu::CUDA_SUCCESS &&
+      api->cuDeviceGetAttribute(&device, cu::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+                                ordinal) == cu::CUDA_SUCCESS)
+    id = (uint64_t{1} << 63) | (static_cast<uint64_t>(domain) << 32) |
+         (static_cast<uint64_t>(bus & 0xffff) << 16) |
+         static_cast<uint64_t>(device & 0xffff);
+  known[ordinal] = id;
+  return id;
+}
+
 bool exportDevice(const void *p, IpcRef &ref) {
   const cu::DriverAPI *api = driver();
   return api && haveIpc() && exportAllocation(*api, p, ref);

@@ -121,19 +121,36 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
                    stream, settings().maxCtas) == DDTC_SUCCESS;
 }
 
-/// Sender, DDTC_MPI_IPC_READ=pull: exports the send buffer in place and
-/// names its type in the note, with its spec for a receiver not known to
-/// keep it; false (the note untouched) when the type or the buffer does
-/// not allow it: then the ring serves.
+/// Whether DDTC_MPI_IPC_READ asks this send to be pulled: always with
+/// pull; with auto where the peer's last receive from this rank was on the
+/// send buffer's GPU (pulling within one GPU was faster than the ring at
+/// every point measured from 1 MiB on an H200; across GPUs it is not
+/// measured yet).
+bool wantsPull(const Operation &op) {
+  if (settings().ipcRead == IpcRead::Pull)
+    return true;
+  if (settings().ipcRead != IpcRead::Auto)
+    return false;
+  const uint64_t gpu = peerReceiveGpu(op.peerWorld);
+  return gpu != 0 && gpu == gpuOf(op.buf);
+}
+
+/// Sender, DDTC_MPI_IPC_READ=pull (or auto, wantsPull): exports the send
+/// buffer in place and names its type in the note, with its spec for a
+/// receiver not known to keep it; false (the note untouched) when the type
+/// or the buffer does not allow it: then the ring serves.
 bool offerPull(Operation &op) {
   // A type whose pack reads far more than it keeps goes through the ring:
   // the cube's x face (8 bytes of every 64 read) packed by the receiver
   // from the peer's mapping took 6x as long as packed by its owner on one
   // H200 (bench/results/2026-11-29-NVIDIA-H200-ipc-pull).
   constexpr double kPullMostAmplification = 4.0;
-  if (settings().ipcRead != IpcRead::Pull || op.contiguous ||
-      !op.info->type || op.count <= 0 ||
-      op.info->readAmplification > kPullMostAmplification)
+  // With auto, a spec longer than this is not shipped: the receiver would
+  // parse and plan it (milliseconds for a spec of a megabyte) for a type
+  // that may never come again.
+  constexpr size_t kAutoMostSpecBytes = 4096;
+  if (op.contiguous || !op.info->type || op.count <= 0 ||
+      op.info->readAmplification > kPullMostAmplification || !wantsPull(op))
     return false;
   IpcRef ref;
   if (!exportDevice(userBytes(op), ref))
@@ -147,7 +164,9 @@ bool offerPull(Operation &op) {
     return false;
   if (!peerKeepsType(op.peerWorld, op.info->serial)) {
     const std::string &spec = typeSpec(*op.info);
-    if (spec.empty() || spec.size() > static_cast<size_t>(INT32_MAX))
+    if (spec.empty() || spec.size() > static_cast<size_t>(INT32_MAX) ||
+        (settings().ipcRead == IpcRead::Auto &&
+         spec.size() > kAutoMostSpecBytes))
       return false;
     op.specText = std::make_unique<std::string>(spec);
     op.note.specBytes = static_cast<int32_t>(spec.size());
@@ -624,6 +643,7 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   op.finalSent = false;
   op.ready.clear();
   op.answer = Answer{};
+  op.answer.gpu = gpuOf(op.buf);
   if (!inPlace(op) && op.contiguous &&
       exportDevice(userBytes(op), op.answer.ref) && fence(op.stream)) {
     // The sender writes into the receive buffer (after the application's

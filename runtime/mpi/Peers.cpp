@@ -31,6 +31,7 @@ std::atomic<long long> fallbacks{0};
 std::vector<PeerInfo> peers;
 std::unique_ptr<std::atomic<bool>[]> dropped;
 std::unique_ptr<std::atomic<bool>[]> unpushable; // dropPushPeer
+std::unique_ptr<std::atomic<uint64_t>[]> receiveGpus; // notePeerReceiveGpu
 
 uint64_t hostHash() {
   char name[256] = {};
@@ -60,8 +61,11 @@ void initPeers() {
     return;
   dropped.reset(new std::atomic<bool>[static_cast<size_t>(n)]);
   unpushable.reset(new std::atomic<bool>[static_cast<size_t>(n)]);
-  for (int i = 0; i < n; ++i)
+  receiveGpus.reset(new std::atomic<uint64_t>[static_cast<size_t>(n)]);
+  for (int i = 0; i < n; ++i) {
     dropped[i] = unpushable[i] = false;
+    receiveGpus[i] = 0;
+  }
   peers = std::move(all);
   int local = 0;
   for (const PeerInfo &p : peers)
@@ -90,6 +94,17 @@ bool pushPeer(int world) {
 void dropPushPeer(int world) {
   if (world >= 0 && world < static_cast<int>(peers.size()))
     unpushable[world] = true;
+}
+
+void notePeerReceiveGpu(int world, uint64_t gpu) {
+  if (world >= 0 && world < static_cast<int>(peers.size()))
+    receiveGpus[world].store(gpu, std::memory_order_relaxed);
+}
+
+uint64_t peerReceiveGpu(int world) {
+  if (world < 0 || world >= static_cast<int>(peers.size()))
+    return 0;
+  return receiveGpus[world].load(std::memory_order_relaxed);
 }
 
 void dropIpcPeer(int world, const std::string &why) {

@@ -88,7 +88,7 @@ Settings read() {
     s.ipc = std::strcmp(v, "0") != 0;
   // In the order of the IpcRead enumerators.
   static const char *const ipcReads[] = {"direct", "stage", "push",
-                                         "push-copy", "pull"};
+                                         "push-copy", "pull", "auto"};
   int ipcRead = static_cast<int>(s.ipcRead);
   envChoice("DDTC_MPI_IPC_READ", ipcReads, ipcRead);
   s.ipcRead = static_cast<IpcRead>(ipcRead);

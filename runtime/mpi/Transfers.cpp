@@ -439,6 +439,8 @@ bool advanceSendPipe(Operation &op) {
   if (!op.answered && testDone(op, op.answerReq)) {
     op.answered = true;
     trace("answered");
+    if (op.ipc && op.answer.go != Answer::HostFrags)
+      notePeerReceiveGpu(op.peerWorld, op.answer.gpu);
     if (op.answer.typeKept)
       notePeerKeepsType(op.peerWorld, op.note.typeSerial);
     if (op.answer.typeUnknown)

@@ -541,8 +541,30 @@ CUresult cuDeviceGetCount(int *n) {
   *n = 1;
   return kSuccess;
 }
+/// The fake device's PCI bus: 1, or with DDTC_FAKE_GPU_PER_RANK=1 one per
+/// MPI rank (as if each rank had a GPU of its own).
+int fakePciBus() {
+  static const int bus = [] {
+    const char *own = std::getenv("DDTC_FAKE_GPU_PER_RANK");
+    if (!own || std::strcmp(own, "1") != 0)
+      return 1;
+    for (const char *v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+      if (const char *r = std::getenv(v))
+        return 2 + std::atoi(r);
+    return 2 + static_cast<int>(getpid() % 200);
+  }();
+  return bus;
+}
+
 CUresult cuDeviceGetAttribute(int *v, int attr, int) {
   switch (attr) {
+  case 33: // PCI bus
+    *v = fakePciBus();
+    return kSuccess;
+  case 34: // PCI device
+  case 50: // PCI domain
+    *v = 0;
+    return kSuccess;
   case 75:
     *v = fakeArch() / 10;
     return kSuccess;

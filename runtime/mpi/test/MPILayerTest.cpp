@@ -1550,8 +1550,9 @@ void suitePack(uint64_t seed, int cases) {
 
 } // namespace
 
-/// --expect-ipc used|pulled|resent|unused|fallback: whether the messages
-/// went through CUDA IPC (summed over the ranks; `pulled`: some of them
+/// --expect-ipc used|ring|pulled|resent|unused|fallback: whether the
+/// messages went through CUDA IPC (summed over the ranks; `ring`: none of
+/// them packed by the receiver; `pulled`: some of them
 /// packed by the receiver from the sender's buffer; `resent`: and some sent
 /// through host memory since the receiver had dropped their type), or IPC
 /// failed and the layer fell back to host memory; one more case that passes
@@ -1568,6 +1569,7 @@ void checkIpcUse(const std::string &expect) {
   long long pulled = count("ddtc_mpi_ipc_pulls");
   long long resent = count("ddtc_mpi_ipc_specs_resent");
   bool ok = expect == "used"       ? received > 0 && fellBack == 0
+            : expect == "ring"     ? received > 0 && pulled == 0 && fellBack == 0
             : expect == "pulled"   ? pulled > 0 && fellBack == 0
             : expect == "resent"   ? pulled > 0 && resent > 0 && fellBack == 0
             : expect == "unused"   ? received == 0
@@ -1613,7 +1615,7 @@ int main(int argc, char **argv) {
     else if (a == "--help" || a == "-h") {
       std::printf("usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
                   " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
-                  "       [--expect-ipc used|pulled|resent|unused|fallback]\n"
+                  "       [--expect-ipc used|ring|pulled|resent|unused|fallback]\n"
                   "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
