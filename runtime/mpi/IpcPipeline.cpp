@@ -123,9 +123,8 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
 
 /// Whether DDTC_MPI_IPC_READ asks this send to be pulled: always with
 /// pull; with auto where the peer's last receive from this rank was on the
-/// send buffer's GPU (pulling within one GPU was faster than the ring at
-/// every point measured from 1 MiB on an H200; across GPUs it is not
-/// measured yet).
+/// send buffer's GPU (within one GPU pulling is faster one message at a
+/// time; across GPUs it is not measured yet).
 bool wantsPull(const Operation &op) {
   if (settings().ipcRead == IpcRead::Pull)
     return true;

@@ -38,8 +38,8 @@ constexpr int64_t kHostPackSpanFactor = 16;
 
 /// How a fragment crosses through CUDA IPC (DDTC_MPI_IPC_READ).
 enum class IpcRead {
-  /// The receiver's unpack reads the sender's memory (default: one launch
-  /// less per fragment, faster on an H200 pair).
+  /// The receiver's unpack reads the sender's memory (the default: one
+  /// launch less per fragment, faster on an H200 pair).
   Direct,
   /// The receiver copies each fragment to local staging first.
   Stage,
@@ -56,9 +56,10 @@ enum class IpcRead {
   /// contiguous receive buffer) and unpack from there.
   Pull,
   /// Pull where the peer's last receive was on the GPU of the send buffer
-  /// and the type's spec is short or the peer keeps it, else Direct (the
-  /// default: on one H200 pulling was faster at every point measured from
-  /// 1 MiB; across GPUs it is not measured yet).
+  /// and the type's spec is short or the peer keeps it, else Direct. Not
+  /// the default: on one H200 it was faster one message at a time from 1 to
+  /// 16 MiB but slower at 64 MiB and in the halo exchange, where a rank's
+  /// receives launch every kernel (bench/results/2026-11-29-NVIDIA-H200-ipc-auto).
   Auto
 };
 
@@ -83,7 +84,7 @@ struct Settings {
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
   /// DDTC_MPI_IPC_READ: how a fragment crosses through IPC.
-  IpcRead ipcRead = IpcRead::Auto;
+  IpcRead ipcRead = IpcRead::Direct;
   /// DDTC_MPI_IPC_SYNC=host (default): each side of an IPC ring waits for
   /// its work on a fragment to finish before it announces it; "device":
   /// the GPUs' streams order the fragments (a wait for a flag word the
