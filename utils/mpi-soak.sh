@@ -77,7 +77,9 @@ while [ $SECONDS -lt $end ]; do
   case $protocol in
     pipeline) env+=(-x DDTC_MPI_HOST_READ=$(pick direct stage)
                     -x DDTC_MPI_FRAGMENT_MIN=$(pick 333 700 65536)) ;;
-    ipc|auto) env+=(-x DDTC_MPI_IPC_READ=$(pick direct stage push)
+    ipc|auto) env+=(-x DDTC_MPI_IPC_READ=$(pick direct stage push push-copy pull auto)
+                    -x DDTC_FAKE_GPU_PER_RANK=$(pick 0 1)
+                    -x DDTC_MPI_PEER_TYPES=$(pick 2 256)
                     -x DDTC_MPI_IPC_CACHE=$(pick 1 2 3 64)
                     -x DDTC_MPI_FRAGMENT_MIN=$(pick 333 700 65536)) ;;
   esac
