@@ -501,6 +501,10 @@ void postFragmentRecv(Operation &op, Slot &s) {
 
 /// Receiver: answers the note and posts the first fragments' receives.
 void startPipeRecv(Operation &op) {
+  // A persistent receive starts again with what its last message left: it
+  // may have come through IPC where this one comes through host memory.
+  op.ipc = false;
+  op.peerTypeUnknown = false;
   op.total = op.note.bytes;
   trace("note-received", -1, op.total);
   op.plan = FragmentSchedule(
