@@ -36,7 +36,8 @@
 #      references; the 3-d halo exchange of a 512^3 cube) and its summary;
 #   8. between the GPUs of one host (CUDA IPC; two ranks on one GPU where
 #      there is one): the libddtc-mpi suite with IPC forced and checked to
-#      be used (rings, staged and direct reads, threads, wildcards, one GPU),
+#      be used (rings, staged and direct reads, pulls, threads, wildcards,
+#      one GPU),
 #      compute-sanitizer on both ranks for a subset, then ddtc-mpi-bench
 #      --refs device (against a contiguous device buffer, the extent copy
 #      and the host-memory protocols; then the layer's path and the
@@ -347,6 +348,17 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   step ipc-layer-pull timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
     "$layer" --cases 200 --expect-ipc pulled
+  # A receiver keeping two peers' types: messages naming a type it dropped
+  # go through host memory (a persistent receive takes both kinds in turn).
+  step ipc-layer-pull-few-types timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_PEER_TYPES=2 "$layer" --cases 100 \
+    --suite p2p --expect-ipc resent
+  # auto pulls within one GPU and reads the ring across two.
+  auto_expect=ring
+  [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 2 ] && auto_expect=pulled
+  step ipc-layer-read-auto timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=auto -x DDTC_MPI_FRAGMENT=65536 "$layer" --cases 200 \
+    --expect-ipc $auto_expect
   step ipc-layer-threads timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_FRAGMENT=5000 "$layer" --cases 200 --threads 4 --suite p2p \
     --expect-ipc used

@@ -98,8 +98,15 @@ ArchKernels *findKernels(ddtc_type_s &t, int arch) {
 
 /// Asks the cache for the specialized kernels of `t` on sm_`arch`.
 /// Requires t.m.
+/// A new entry of t.kernels: the handle's spare first.
+std::unique_ptr<ArchKernels> newArchKernels(ddtc_type_s &t) {
+  if (t.spareKernels)
+    return std::move(t.spareKernels);
+  return std::make_unique<ArchKernels>();
+}
+
 ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
-  auto k = std::make_unique<ArchKernels>();
+  auto k = newArchKernels(t);
   k->arch = arch;
   k->entry =
       KernelCache::get().acquire(*t.specialized, arch, wait, &k->memoryHit);
@@ -120,7 +127,7 @@ bool nestsServeBetter(ddtc_type_s &t, int arch) {
 /// hit of the kernel cache). Requires t.m.
 ArchKernels *addKnownKernels(ddtc_type_s &t, int arch,
                              std::shared_ptr<KernelEntry> entry) {
-  auto k = std::make_unique<ArchKernels>();
+  auto k = newArchKernels(t);
   k->arch = arch;
   k->entry = std::move(entry);
   k->memoryHit = true;
