@@ -501,10 +501,6 @@ void postFragmentRecv(Operation &op, Slot &s) {
 
 /// Receiver: answers the note and posts the first fragments' receives.
 void startPipeRecv(Operation &op) {
-  // A persistent receive starts again with what its last message left: it
-  // may have come through IPC where this one comes through host memory.
-  op.ipc = false;
-  op.peerTypeUnknown = false;
   op.total = op.note.bytes;
   trace("note-received", -1, op.total);
   op.plan = FragmentSchedule(
@@ -634,6 +630,10 @@ int post(Operation &op, bool nonblocking = false) {
   op.error = MPI_SUCCESS;
   op.cancelled = false;
   op.started = true;
+  // How the last message of a persistent operation came (through IPC, its
+  // type unknown to this rank) says nothing of the next.
+  op.ipc = false;
+  op.peerTypeUnknown = false;
   if (!op.info->type || protocol() == Protocol::Staged) {
     // Staged through host memory with the MPI datatype itself.
     op.staged = std::make_unique<StagedBuffer>(op.buf, op.count, op.datatype,
