@@ -59,6 +59,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 |
       tr ' ' '-' | tr -cd 'A-Za-z0-9_-')
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 out=${2:-$root/bench/results/$(date +%Y-%m-%d)-${gpu:-unknown-gpu}}
 mkdir -p "$out"
 export DDTC_CACHE_DIR=$(mktemp -d)
@@ -268,7 +269,6 @@ if want bench mpi && [ "${DDTC_MPI_BENCH:-1}" != 0 ]; then
   if [ -f "$mpilib" ] && [ -x "$mpibench" ] && command -v mpirun >/dev/null; then
     mpi_x=(-x LD_PRELOAD="$mpilib" -x LD_LIBRARY_PATH -x DDTC_CACHE_DIR)
     mps_started=0
-    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     if [ "${DDTC_BENCH_MPS:-1}" != 0 ] && [ "$ngpu" = 1 ] &&
        command -v nvidia-cuda-mps-control >/dev/null; then
       export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
@@ -355,7 +355,7 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     --suite p2p --expect-ipc resent
   # auto pulls within one GPU and reads the ring across two.
   auto_expect=ring
-  [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 2 ] && auto_expect=pulled
+  [ "$ngpu" -lt 2 ] && auto_expect=pulled
   step ipc-layer-read-auto timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_IPC_READ=auto -x DDTC_MPI_FRAGMENT=65536 "$layer" --cases 200 \
     --expect-ipc $auto_expect
