@@ -96,8 +96,6 @@ ArchKernels *findKernels(ddtc_type_s &t, int arch) {
   return nullptr;
 }
 
-/// Asks the cache for the specialized kernels of `t` on sm_`arch`.
-/// Requires t.m.
 /// A new entry of t.kernels: the handle's spare first.
 std::unique_ptr<ArchKernels> newArchKernels(ddtc_type_s &t) {
   if (t.spareKernels)
@@ -105,6 +103,8 @@ std::unique_ptr<ArchKernels> newArchKernels(ddtc_type_s &t) {
   return std::make_unique<ArchKernels>();
 }
 
+/// Asks the cache for the specialized kernels of `t` on sm_`arch`.
+/// Requires t.m.
 ArchKernels *addKernels(ddtc_type_s &t, int arch, bool wait) {
   auto k = newArchKernels(t);
   k->arch = arch;
