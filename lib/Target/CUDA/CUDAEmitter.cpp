@@ -183,9 +183,14 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn,
        "aligned in the packed buffer");
     fn("src_lo", v.srcLo, "origin offset of the first byte the call holds");
     fn("src_hi", v.srcHi, "origin offset past the last byte the call holds");
-    if (stridedVariant(plan, false) == StridedVariant::RunAligned)
+    if (stridedVariant(plan, false) == StridedVariant::RunAligned) {
       divisor("run_slots", runAlignedSlots(getPointSpan(plan)),
               "unpack: destination vectors per point");
+      if (runAlignedPhaseUniform(plan))
+        divisor("run_slots_lo", runAlignedSlots(getPointSpan(plan)) - 1,
+                "unpack: destination vectors per run where the runs' "
+                "common place modulo 16 leaves one out");
+    }
   } else {
     fn("chunk_begin", v.chunkBegin, "first chunk: lo / width");
     fn("chunk_end", v.chunkEnd, "end of the chunks: ceil(hi / width)");
@@ -603,7 +608,11 @@ void Emitter::emitLocate() {
     emitNextRun();
     return;
   }
-  os_ << "  const long long inst = ddtc_div(q, p.size_mul, p.size_shift);\n"
+  // A call inside the first instance (one instance: the usual case) skips
+  // the division: a uniform branch, where the division and its products
+  // are 64-bit multiplications every thread pays.
+  os_ << "  const long long inst =\n"
+         "      p.hi <= p.size ? 0 : ddtc_div(q, p.size_mul, p.size_shift);\n"
          "  long long r = q - inst * p.size;\n"
          "  long long off = inst * p.extent;\n";
   for (size_t s = 0; s < segs.size(); ++s) {
@@ -848,8 +857,30 @@ void Emitter::emitRunAlignedUnpack() {
       << "  // each (the launch counts packed chunks: the loop covers the "
          "rest).\n"
       << "  const long long r0 = " << runOf("p.lo") << ";\n"
-      << "  const long long r1 = " << runOf("p.hi - 1") << " + 1;\n"
-      << "  const long long slot_end = r1 * p.run_slots;\n"
+      << "  const long long r1 = " << runOf("p.hi - 1") << " + 1;\n";
+  if (runAlignedPhaseUniform(plan_))
+    os_ << "  // Every run starts at the same place modulo 16 (its strides "
+           "and the\n"
+        << "  // extent are multiples of 16): where that place leaves a "
+           "run's last\n"
+        << "  // vector out, a run gets one slot fewer (the particles' 41 "
+           "bytes every\n"
+        << "  // 48 from an aligned start: 3 vectors, not 4).\n"
+        << "  const long long ph0 =\n"
+        << "      (long long)(((unsigned long long)origin + p."
+        << segName(0, "base") << ") & 15);\n"
+        << "  const bool fewer = (ph0 + len + 15) / 16 < p.run_slots;\n"
+        << "  const long long run_slots = fewer ? p.run_slots_lo : "
+           "p.run_slots;\n"
+        << "  const long long run_slots_mul =\n"
+        << "      fewer ? p.run_slots_lo_mul : p.run_slots_mul;\n"
+        << "  const long long run_slots_shift =\n"
+        << "      fewer ? p.run_slots_lo_shift : p.run_slots_shift;\n";
+  else
+    os_ << "  const long long run_slots = p.run_slots;\n"
+        << "  const long long run_slots_mul = p.run_slots_mul;\n"
+        << "  const long long run_slots_shift = p.run_slots_shift;\n";
+  os_ << "  const long long slot_end = r1 * run_slots;\n"
       << "  const unsigned char *packed_end = packed + (p.hi - p.lo);\n";
   // The unpack's launch has a thread for stridedBatch chunks: each thread
   // takes that many slots a step, a launch apart, their loads issued before
@@ -860,7 +891,7 @@ void Emitter::emitRunAlignedUnpack() {
   // (bench/results/2026-11-24-NVIDIA-H200-record-window/unpack-straight/).
   const int64_t K = stridedBatch(plan_, false);
   const std::string KS = std::to_string(K);
-  os_ << "  for (long long s0 = r0 * p.run_slots + (long long)blockIdx.x * "
+  os_ << "  for (long long s0 = r0 * run_slots + (long long)blockIdx.x * "
          "blockDim.x +\n"
       << "                      threadIdx.x;\n"
       << "       s0 < slot_end; s0 += " << KS << " * step) {\n"
@@ -873,9 +904,9 @@ void Emitter::emitRunAlignedUnpack() {
       << "      n[u] = 0;\n"
       << "      if (s >= slot_end)\n"
       << "        continue;\n"
-      << "      const long long r = ddtc_div(s, p.run_slots_mul, "
-         "p.run_slots_shift);\n"
-      << "      const long long k = s - r * p.run_slots;\n"
+      << "      const long long r = ddtc_div(s, run_slots_mul, "
+         "run_slots_shift);\n"
+      << "      const long long k = s - r * run_slots;\n"
       << "      const long long q = r * len;\n"
       << "      long long left, span, rlen, st;\n"
       << "      const long long o = " << p_
@@ -1558,6 +1589,16 @@ const char *getStridedVariantName(StridedVariant variant) {
 
 int64_t runAlignedSlots(int64_t runLength) { return (runLength + 14) / 16 + 1; }
 
+bool runAlignedPhaseUniform(const KernelPlan &plan) {
+  if (stridedVariant(plan, false) != StridedVariant::RunAligned ||
+      hasRecords(plan.layout) || mod16(plan.layout.extent) != 0)
+    return false;
+  for (const Dim &d : plan.layout.segments.front().dims)
+    if (mod16(d.stride) != 0)
+      return false;
+  return true;
+}
+
 StridedVariant stridedVariant(const KernelPlan &plan, bool pack) {
   if (pack || plan.family != KernelFamily::Strided)
     return packVariant(plan);
@@ -1657,7 +1698,9 @@ std::string kernelShapeKey(const KernelPlan &plan) {
         (plan.needsBytePath ? ".bytes" : "") +
         (widePack                               ? ".wide"
          : unpack == StridedVariant::Wide       ? "." + pack + "-wide"
-         : unpack == StridedVariant::RunAligned ? "." + pack + "-runs"
+         : unpack == StridedVariant::RunAligned
+             ? "." + pack + "-runs" +
+                   (runAlignedPhaseUniform(plan) ? "16" : "")
                                                 : "." + pack) +
         (stridedBatch(plan, true) > 1
              ? ".b" + std::to_string(stridedBatch(plan, true))

@@ -188,7 +188,12 @@ std::string explainKernels(const std::string &name, const Datatype &type,
         !isRecordPeriodPlan(plan))
       os << " (the unpack kernel loops over "
          << runAlignedSlots(getPointSpan(plan)) << " destination vectors per "
-         << (hasRecords(plan.layout) ? "point" : "run") << ")";
+         << (hasRecords(plan.layout) ? "point" : "run")
+         << (runAlignedPhaseUniform(plan)
+                 ? ", one fewer where the runs' common place modulo 16 "
+                   "leaves the last out"
+                 : "")
+         << ")";
     os << "\n";
     if (unpackFillsSectors(plan))
       os << "  unpack: where a run of " << kFillMinRun << " B to "

@@ -513,6 +513,11 @@ int runTests(int64_t randomTypes, uint64_t seed) {
        "[double, float, int, char])))",
        2},
       {"hvector(200, 33, 50, char)", 5},
+      // Byte-wide runs all at one place modulo 16 (9 past alignment): a
+      // run of 50 bytes takes 4 destination vectors there, 5 elsewhere.
+      {"contiguous(70, resized(0, 64, hindexed([1], [9], contiguous(50, "
+       "char))))",
+       3},
       // Runs of one or two 4-byte words, a chunk's words loaded together
       // (rows of 5 words end inside chunks); long runs, two chunks a thread
       // (an interior of a cube at 8 bytes past 16-byte boundaries).

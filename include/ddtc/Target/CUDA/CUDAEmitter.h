@@ -87,6 +87,11 @@ constexpr int64_t kWideUnpackMaxRun = 64;
 
 /// The destination vectors the RunAligned unpack kernel gives each run.
 int64_t runAlignedSlots(int64_t runLength);
+/// Whether every run of a RunAligned plan (one run per point) starts at the
+/// same place modulo 16, its strides and extent being multiples of 16: its
+/// kernel then gives each run runAlignedSlots - 1 vectors where that place
+/// leaves the last one out (shape key `-runs16`).
+bool runAlignedPhaseUniform(const KernelPlan &plan);
 
 /// The variant of the pack (`pack`) or unpack kernel of a strided plan
 /// (Gather for the units family, whose kernels have only one design). Window
