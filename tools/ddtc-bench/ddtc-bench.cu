@@ -370,6 +370,10 @@ int countTrafficOnly(const std::vector<Layout> &layouts,
   return 0;
 }
 
+/// --max-ctas: the CTA cap every ddtc pack and unpack of the benchmark
+/// passes (0: none, the library's launch).
+int64_t benchMaxCtas = 0;
+
 int usage() {
   std::puts(
       "usage: ddtc-bench --layouts FILE.tsv --out FILE.json [--reps N]\n"
@@ -378,7 +382,7 @@ int usage() {
       "                  [--partial-write-cost F]\n"
       "                  [--traffic-calibration CALIBRATION.json]\n"
       "                  [--yaksa LIB] [--yaksa-timeout SECONDS]\n"
-      "                  [--yaksa-no-host]\n"
+      "                  [--yaksa-no-host] [--max-ctas N]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
       "                  [--device-mib N] [--host-mib N]\n"
       "       ddtc-bench --count-traffic --layouts FILE.tsv --out FILE.json\n"
@@ -412,6 +416,8 @@ int usage() {
       "code 85; rerun with --only for the layouts left. Its pack into mapped\n"
       "host memory runs last (a time-out there keeps the device figures and\n"
       "marks only yaksa_host); --yaksa-no-host leaves it out.\n"
+      "--max-ctas N passes N as the CTA cap of every ddtc pack and unpack\n"
+      "(default 0: none); the kernels then loop over the blocks' steps.\n"
       "--calibrate-traffic times kernels of known access patterns (every\n"
       "k-th sector read or written, partial sectors, mapped host writes)\n"
       "over --device-mib (default 1024) of device memory and --host-mib\n"
@@ -543,6 +549,8 @@ int main(int argc, char **argv) {
       yaksaOption = argv[++i];
     else if (a == "--yaksa-no-host")
       yaksaHost = false;
+    else if (a == "--max-ctas" && i + 1 < argc)
+      benchMaxCtas = intArg(a.c_str(), argv[++i], 0, 1 << 30);
     else if (a == "--yaksa-timeout" && i + 1 < argc)
       yaksaTimeout = (double)intArg(a.c_str(), argv[++i], 1, 3600);
     else if (a == "--calibrate-traffic")
@@ -631,6 +639,7 @@ int main(int argc, char **argv) {
   std::map<std::string, double> global;
   std::map<std::string, std::string> globalText;
   recordTrafficModel(traffic, global, globalText);
+  global["max_ctas"] = (double)benchMaxCtas;
   globalText["driver_compute_cache"] =
       computeCacheSetByBench() ? "off (set by ddtc-bench)"
                                : "as the environment set it";
@@ -795,19 +804,19 @@ int main(int argc, char **argv) {
                           expected.data());
       // Device destination, poisoned.
       CHECK_CUDA(cudaMemset(dst, 0xA5, packed));
-      CHECK_DDTC(ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, 0));
+      CHECK_DDTC(ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas));
       CHECK_CUDA(cudaMemcpy(got.data(), dst, packed, cudaMemcpyDeviceToHost));
       bool ok = got == expected;
       // Mapped host destination, poisoned.
       std::memset(hostPacked, 0xA5, packed);
       CHECK_DDTC(
-          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, 0));
+          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, benchMaxCtas));
       CHECK_CUDA(cudaDeviceSynchronize());
       ok = ok && std::memcmp(hostPacked, expected.data(), packed) == 0;
       // Unpack into a poisoned origin.
       CHECK_CUDA(cudaMemset(back, 0x5A, spanBytes));
       CHECK_DDTC(
-          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, 0));
+          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, benchMaxCtas));
       std::vector<unsigned char> unpacked(spanBytes), want(spanBytes, 0x5A);
       CHECK_CUDA(
           cudaMemcpy(unpacked.data(), back, spanBytes, cudaMemcpyDeviceToHost));
@@ -821,11 +830,11 @@ int main(int argc, char **argv) {
     }
 
     r.v["pack_us"] = timeUs(
-        [&] { ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, 0); },
+        [&] { ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas); },
         reps);
     r.v["unpack_us"] = timeUs(
         [&] {
-          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, 0);
+          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, benchMaxCtas);
         },
         reps);
     r.v["memcpy_d2d_us"] = timeUs(
@@ -868,7 +877,7 @@ int main(int argc, char **argv) {
     }
     r.v["pack_to_host_us"] = timeUs(
         [&] {
-          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, 0);
+          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, benchMaxCtas);
         },
         std::max(3, reps / 2));
     r.v["memcpy_d2h_us"] = timeUs(
