@@ -407,6 +407,9 @@ TEST_F(GeneratedHeader, LaunchesMatchComputeLaunch) {
       // Window pack (four chunks a thread), run-aligned or wide unpack
       // (one): the unpack has its own grid.
       "hvector(64, 41, 48, char)",
+      // Every run at one place modulo 16: the run-aligned unpack's second
+      // divisor of slots.
+      "resized(0, 3072, hvector(64, 41, 48, char))",
       "hvector(300, 5, 24, float)",
       "double",
       "contiguous(1000, char)",
