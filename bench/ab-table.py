@@ -3,8 +3,9 @@
 variant, the values of the chosen fields over the rounds, sorted.
 
 The folder holds one ddtc-bench JSON per variant and round, named
-VARIANT-ROUND.json (old-1.json, new-1.json, ..., or A-1.json, B-1.json, ...),
-as the side-by-side scripts in bench/results/*/ write them.
+VARIANT-ROUND.json (old-1.json, new-1.json, ...), as the side-by-side scripts
+in bench/results/*/ write them, or A1.json, B1.json, ... as
+bench/side-by-side.sh writes them.
 
   bench/ab-table.py FOLDER [FIELD ...]
 
@@ -28,13 +29,17 @@ def main():
     ap.add_argument("fields", nargs="*", default=["pack_us", "unpack_us"])
     args = ap.parse_args()
     runs = collections.defaultdict(lambda: collections.defaultdict(list))
-    files = sorted(glob.glob(os.path.join(args.folder, "*-[0-9]*.json")))
-    named = [f for f in files
-             if re.fullmatch(r"(.+)-(\d+)\.json", os.path.basename(f))]
+    named = []
+    for f in sorted(glob.glob(os.path.join(args.folder, "*.json"))):
+        stem = os.path.basename(f)[:-len(".json")]
+        m = (re.fullmatch(r"(.+)-(\d+)", stem) or
+             re.fullmatch(r"([A-Za-z]+)(\d+)", stem))
+        if m:
+            named.append((m.group(1), f))
     if not named:
-        sys.exit(f"ab-table.py: no VARIANT-ROUND.json in {args.folder}")
-    for f in named:
-        variant = re.fullmatch(r"(.+)-(\d+)\.json", os.path.basename(f)).group(1)
+        sys.exit(f"ab-table.py: no VARIANT-ROUND.json or A1.json in "
+                 f"{args.folder}")
+    for variant, f in named:
         with open(f) as fh:
             layouts = json.load(fh)["layouts"]
         for name, record in layouts.items():

@@ -804,19 +804,20 @@ int main(int argc, char **argv) {
                           expected.data());
       // Device destination, poisoned.
       CHECK_CUDA(cudaMemset(dst, 0xA5, packed));
-      CHECK_DDTC(ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas));
+      CHECK_DDTC(
+          ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas));
       CHECK_CUDA(cudaMemcpy(got.data(), dst, packed, cudaMemcpyDeviceToHost));
       bool ok = got == expected;
       // Mapped host destination, poisoned.
       std::memset(hostPacked, 0xA5, packed);
-      CHECK_DDTC(
-          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, benchMaxCtas));
+      CHECK_DDTC(ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr,
+                           benchMaxCtas));
       CHECK_CUDA(cudaDeviceSynchronize());
       ok = ok && std::memcmp(hostPacked, expected.data(), packed) == 0;
       // Unpack into a poisoned origin.
       CHECK_CUDA(cudaMemset(back, 0x5A, spanBytes));
-      CHECK_DDTC(
-          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, benchMaxCtas));
+      CHECK_DDTC(ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr,
+                             benchMaxCtas));
       std::vector<unsigned char> unpacked(spanBytes), want(spanBytes, 0x5A);
       CHECK_CUDA(
           cudaMemcpy(unpacked.data(), back, spanBytes, cudaMemcpyDeviceToHost));
@@ -830,11 +831,14 @@ int main(int argc, char **argv) {
     }
 
     r.v["pack_us"] = timeUs(
-        [&] { ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas); },
+        [&] {
+          ddtc_pack(t, origin, l.count, 0, packed, dst, nullptr, benchMaxCtas);
+        },
         reps);
     r.v["unpack_us"] = timeUs(
         [&] {
-          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr, benchMaxCtas);
+          ddtc_unpack(t, backOrigin, l.count, 0, packed, dst, nullptr,
+                      benchMaxCtas);
         },
         reps);
     r.v["memcpy_d2d_us"] = timeUs(
@@ -877,7 +881,8 @@ int main(int argc, char **argv) {
     }
     r.v["pack_to_host_us"] = timeUs(
         [&] {
-          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr, benchMaxCtas);
+          ddtc_pack(t, origin, l.count, 0, packed, hostPacked, nullptr,
+                    benchMaxCtas);
         },
         std::max(3, reps / 2));
     r.v["memcpy_d2h_us"] = timeUs(

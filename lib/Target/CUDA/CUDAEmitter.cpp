@@ -1696,15 +1696,14 @@ std::string kernelShapeKey(const KernelPlan &plan) {
   const StridedVariant unpack = stridedVariant(plan, false);
   key = "strided.w" + std::to_string(plan.width) +
         (plan.needsBytePath ? ".bytes" : "") +
-        (widePack                               ? ".wide"
-         : unpack == StridedVariant::Wide       ? "." + pack + "-wide"
+        (widePack                         ? ".wide"
+         : unpack == StridedVariant::Wide ? "." + pack + "-wide"
          : unpack == StridedVariant::RunAligned
-             ? "." + pack + "-runs" +
-                   (runAlignedPhaseUniform(plan) ? "16" : "")
-                                                : "." + pack) +
+             ? "." + pack + "-runs" + (runAlignedPhaseUniform(plan) ? "16" : "")
+             : "." + pack) +
         (stridedBatch(plan, true) > 1
              ? ".b" + std::to_string(stridedBatch(plan, true))
-                                : "") +
+             : "") +
         (shortWordRuns(plan) ? ".short" : "") +
         (plan.layout.segments.empty() ? ".empty" : ".d");
   if (isRecordPeriodPlan(plan))
