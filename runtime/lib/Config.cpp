@@ -118,6 +118,19 @@ Config readConfig() {
   c.tiles = envFlag("DDTC_TILES", true);
   c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
 
+  {
+    std::string words = env("DDTC_NVRTC_OPTIONS"), word;
+    for (char ch : words + " ") {
+      if (std::isspace(static_cast<unsigned char>(ch))) {
+        if (!word.empty())
+          c.nvrtcOptions.push_back(word);
+        word.clear();
+      } else {
+        word += ch;
+      }
+    }
+  }
+
   std::string jit = env("DDTC_JIT");
   if (jit.empty() || jit == "async")
     c.jit = JitMode::Async;

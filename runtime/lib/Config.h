@@ -7,7 +7,8 @@
 //                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
 //                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS,
-//                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK
+//                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK,
+//                           DDTC_NVRTC_OPTIONS
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
 //                           loads the driver before any setting is read)
 //   lib/Target/CUDA/NVRTCCompiler.cpp
@@ -25,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ddtc::rt {
 
@@ -72,6 +74,9 @@ struct Config {
   /// DDTC_HOST_STAGING_CHUNK: the bytes packed and copied a step (the
   /// context's device ring holds two).
   int64_t hostStagingChunk = int64_t(8) << 20;
+  /// DDTC_NVRTC_OPTIONS: options added to every NVRTC compile of a
+  /// specialized kernel (separated by white space); part of the cache key.
+  std::vector<std::string> nvrtcOptions;
   /// Settings that were not understood, to report once.
   std::string warnings;
 };

@@ -100,10 +100,14 @@ std::string usageSince(const ThreadUsage &u0) {
   return text;
 }
 
-/// The options NVRTC is called with for sm_`arch` (those NVRTCCompiler
-/// always passes; the runtime adds none).
+/// The options NVRTC is called with for sm_`arch`: those NVRTCCompiler
+/// always passes, then the user's (DDTC_NVRTC_OPTIONS).
 std::vector<std::string> compileOptions(int arch) {
-  return {"--gpu-architecture=sm_" + std::to_string(arch), "--std=c++17"};
+  std::vector<std::string> o = {"--gpu-architecture=sm_" + std::to_string(arch),
+                                "--std=c++17"};
+  for (const std::string &u : config().nvrtcOptions)
+    o.push_back(u);
+  return o;
 }
 
 Hash128 cacheKey(const KernelEntry &e, const std::string &nvrtcVersion) {
@@ -406,9 +410,11 @@ void KernelCache::compile(KernelEntry &e, bool useDisk) {
   // left out: the same machine code as one program of both, in the time
   // of the slower kernel instead of the sum (compiles are CPU bound).
   const auto compileOne = [&](bool pack) {
-    return nvrtc->compile(
-        e.source, e.prefix + ".cu", NVRTCOutput::Cubin, std::to_string(e.arch),
-        {std::string("-D") + (pack ? kSkipUnpackMacro : kSkipPackMacro)});
+    std::vector<std::string> extra = config().nvrtcOptions;
+    extra.push_back(std::string("-D") +
+                    (pack ? kSkipUnpackMacro : kSkipPackMacro));
+    return nvrtc->compile(e.source, e.prefix + ".cu", NVRTCOutput::Cubin,
+                          std::to_string(e.arch), extra);
   };
   NVRTCResult unpack;
   std::thread unpackThread;

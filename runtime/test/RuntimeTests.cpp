@@ -1029,6 +1029,41 @@ DDTC_TEST("compile-error", compileError) {
   return kPass;
 }
 
+/// DDTC_NVRTC_OPTIONS reaches every compile and is part of the cache key:
+/// a kernel compiled without it is not served to a process with it.
+DDTC_TEST("nvrtc-options", nvrtcOptions) {
+  REQUIRE_NVRTC();
+  const std::string needsFlag = "#if DDTC_TEST_FLAG != 7\n"
+                                "#error DDTC_TEST_FLAG is not 7\n"
+                                "#endif\n"
+                                "extern \"C\" __global__ void k_pack() {}\n";
+  unsetenv("DDTC_NVRTC_OPTIONS");
+  rt::reloadConfig();
+  rt::Status s = rt::KernelCache::compileForTesting(needsFlag, "flag", 90);
+  CHECK(s.code == DDTC_ERROR_COMPILE);
+  CHECK(s.message.find("DDTC_TEST_FLAG is not 7") != std::string::npos);
+  setenv("DDTC_NVRTC_OPTIONS", "  -DDDTC_TEST_FLAG=7\t -DDDTC_TEST_OTHER ", 1);
+  rt::reloadConfig();
+  CHECK(rt::config().nvrtcOptions.size() == 2);
+  s = rt::KernelCache::compileForTesting(needsFlag, "flag", 90);
+  CHECK_MSG(s.code == DDTC_SUCCESS, "%s", s.message.c_str());
+
+  TempDir dir;
+  unsetenv("DDTC_NVRTC_OPTIONS");
+  useCacheDir(dir.path());
+  CHECK(commitAndWait(kStridedSpec) == DDTC_KERNEL_COMPILED);
+  resetRuntime();
+  CHECK(commitAndWait(kStridedSpec) == DDTC_KERNEL_DISK);
+  setenv("DDTC_NVRTC_OPTIONS", "-DDDTC_TEST_FLAG=7", 1);
+  resetRuntime();
+  CHECK(commitAndWait(kStridedSpec) == DDTC_KERNEL_COMPILED);
+  resetRuntime();
+  CHECK(commitAndWait(kStridedSpec) == DDTC_KERNEL_DISK);
+  unsetenv("DDTC_NVRTC_OPTIONS");
+  resetRuntime();
+  return kPass;
+}
+
 DDTC_TEST("compile-apart", compileApart) {
   // A disk payload holds the two images; anything else is refused.
   std::string pack, unpack;
