@@ -4,7 +4,10 @@
 // library is built (runtime/tools/ddtc-builtin-kernels writes
 // BuiltinKernels.gen.cpp):
 // PTX for a low virtual architecture, which the driver compiles for any
-// newer GPU, and cubins for the architectures named at configure time.
+// newer GPU, and cubins for the architectures named at configure time;
+// and, as cubins for those architectures, the specialized kernels of the
+// strided shapes that vectors and subarrays of the basic types plan to, so
+// that their first commit does not wait for NVRTC (KernelCache::prepare).
 //===----------------------------------------------------------------------===//
 
 #ifndef DDTC_RUNTIME_BUILTINKERNELS_H
@@ -16,7 +19,7 @@
 namespace ddtc::rt {
 
 struct BuiltinKernel {
-  const char *shape; ///< kernelShapeKey, "units.w8", or nestShapeKey
+  const char *shape; ///< kernelShapeKey (units.w8, strided...) or nestShapeKey
   int width;
   bool ptx; ///< PTX (NUL-terminated) or a cubin
   int arch; ///< compute_XX of the PTX, sm_XX of the cubin

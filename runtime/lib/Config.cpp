@@ -117,6 +117,7 @@ Config readConfig() {
   c.checkPointers = envFlag("DDTC_CHECK_POINTERS", true);
   c.tiles = envFlag("DDTC_TILES", true);
   c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
+  c.builtinStrided = envFlag("DDTC_BUILTIN_STRIDED", true);
 
   {
     std::string words = env("DDTC_NVRTC_OPTIONS"), word;

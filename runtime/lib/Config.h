@@ -8,7 +8,7 @@
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
 //                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS,
 //                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK,
-//                           DDTC_NVRTC_OPTIONS
+//                           DDTC_NVRTC_OPTIONS, DDTC_BUILTIN_STRIDED
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
 //                           loads the driver before any setting is read)
 //   lib/Target/CUDA/NVRTCCompiler.cpp
@@ -74,6 +74,10 @@ struct Config {
   /// DDTC_HOST_STAGING_CHUNK: the bytes packed and copied a step (the
   /// context's device ring holds two).
   int64_t hostStagingChunk = int64_t(8) << 20;
+  /// DDTC_BUILTIN_STRIDED=0: the strided and tile shapes' kernels built
+  /// into the library are not used (every specialized kernel is compiled); they are
+  /// not used either while DDTC_NVRTC_OPTIONS is set.
+  bool builtinStrided = true;
   /// DDTC_NVRTC_OPTIONS: options added to every NVRTC compile of a
   /// specialized kernel (separated by white space); part of the cache key.
   std::vector<std::string> nvrtcOptions;

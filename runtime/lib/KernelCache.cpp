@@ -372,7 +372,15 @@ KernelCache::reacquire(const std::shared_ptr<KernelEntry> &entry, bool wait) {
 
 bool KernelCache::prepare(const std::shared_ptr<KernelEntry> &e,
                           const KernelPlan &plan, bool useCaches) {
-  if (const BuiltinKernel *k = findBuiltinCubin(e->shape, e->arch)) {
+  // The strided shapes built in were compiled without the user's options:
+  // with options, or with DDTC_BUILTIN_STRIDED=0, they are compiled.
+  const bool strided = e->shape.rfind("strided.", 0) == 0 ||
+                       e->shape.rfind("tile.", 0) == 0;
+  const BuiltinKernel *k =
+      strided && (!config().builtinStrided || !config().nvrtcOptions.empty())
+          ? nullptr
+          : findBuiltinCubin(e->shape, e->arch);
+  if (k) {
     e->binary.assign(reinterpret_cast<const char *>(k->data), k->size);
     e->origin = DDTC_KERNEL_BUILTIN;
     ++stats().builtinHits;

@@ -325,6 +325,59 @@ DDTC_TEST("builtin-units", builtinUnits) {
   return kPass;
 }
 
+/// The strided shapes of vectors and subarrays come built in: a vector's
+/// first commit finds its specialized kernel ready, without NVRTC; with
+/// DDTC_BUILTIN_STRIDED=0, or with DDTC_NVRTC_OPTIONS set (the built-in
+/// cubins were compiled without those options), it is compiled. (The other
+/// tests of this file run with DDTC_BUILTIN_STRIDED=0: they test compiles.)
+DDTC_TEST("builtin-strided", builtinStrided) {
+  if (!haveBuiltinKernels())
+    SKIP("libddtc was built without built-in kernels (no NVRTC at build time)");
+  REQUIRE_NVRTC();
+  const char *specs[] = {"v = vector(1000, 2, 3, double)\n",
+                         "f = subarray([64, 64, 64], [62, 1, 62], [1, 1, 1], "
+                         "C, float)\n",
+                         "b = hvector(4096, 1024, 1028, char)\n"};
+  setenv("DDTC_DEFAULT_ARCH", "90", 1);
+  for (const char *spec : specs) {
+    for (int round = 0; round < 3; ++round) {
+      TempDir dir;
+      useCacheDir(dir.path());
+      unsetenv("DDTC_NVRTC_OPTIONS");
+      if (round == 1)
+        setenv("DDTC_BUILTIN_STRIDED", "0", 1);
+      else
+        unsetenv("DDTC_BUILTIN_STRIDED");
+      if (round == 2)
+        setenv("DDTC_NVRTC_OPTIONS", "-DDDTC_TEST_FLAG=1", 1);
+      resetRuntime();
+      ddtc_stats before = statsNow();
+      ddtc_type t = makeType(spec);
+      CHECK(t);
+      CHECK(ddtc_type_commit(t) == DDTC_SUCCESS);
+      CHECK(ddtc_type_wait(t) == DDTC_SUCCESS);
+      ddtc_kernel_info info = infoOf(t);
+      std::string why;
+      if (cu::getDriver(why) && info.arch != 90)
+        SKIP("the GPU here is sm_%d; the built-in cubins are for sm_90",
+             info.arch);
+      CHECK_MSG(std::string(info.shape).rfind("strided.", 0) == 0, "%s: %s",
+                spec, info.shape);
+      const int want = round == 0 ? DDTC_KERNEL_BUILTIN : DDTC_KERNEL_COMPILED;
+      CHECK_MSG(info.origin == want, "%s round %d: origin %d, shape %s", spec,
+                round, info.origin, info.shape);
+      CHECK(statsNow().nvrtc_compiles ==
+            before.nvrtc_compiles + (round == 0 ? 0 : 1));
+      ddtc_type_free(&t);
+    }
+  }
+  unsetenv("DDTC_NVRTC_OPTIONS");
+  setenv("DDTC_BUILTIN_STRIDED", "0", 1);
+  unsetenv("DDTC_DEFAULT_ARCH");
+  resetRuntime();
+  return kPass;
+}
+
 DDTC_TEST("memory-cache", memoryCache) {
   REQUIRE_NVRTC();
   TempDir dir;

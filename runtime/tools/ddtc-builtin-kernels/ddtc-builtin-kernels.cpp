@@ -2,8 +2,12 @@
 //
 // ddtc-builtin-kernels -o FILE [--ptx-arch N] [--cubin-archs N,N,...]
 // Emits the work-unit and the nest kernels of every access width, compiles each with
-// NVRTC to PTX and to cubins, and writes a C++ file holding them as byte
-// arrays (the table of BuiltinKernels.h). Without NVRTC it writes an empty
+// NVRTC to PTX and to cubins, and the specialized kernels of the strided
+// shapes of vectors and subarrays (stridedSources) to cubins, and writes a
+// C++ file holding them as byte arrays (the table of BuiltinKernels.h).
+//
+// ddtc-builtin-kernels --list-shapes
+// Prints those strided shapes, each with the first spec that plans to it. Without NVRTC it writes an empty
 // table and says so: the library then compiles every kernel at run time.
 //
 // ddtc-builtin-kernels --emit-sources FILE
@@ -14,15 +18,21 @@
 #include "BuiltinKernels.h"
 #include "GenericPlan.h"
 
+#include "ddtc/Core/KernelPlan.h"
+#include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
 #include "ddtc/Target/CUDA/NestKernel.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ddtc;
@@ -69,6 +79,88 @@ std::vector<GenericSource> genericSources() {
     }
   for (int width : kGenericWidths)
     out.push_back({nestShapeKey(width), width, emitNestKernels(width)});
+  return out;
+}
+
+/// The specialized kernels of the strided shapes that vectors and
+/// subarrays of the basic types plan to: blocks of every length up to 16
+/// bytes and of powers of two up to 64 KiB, gaps of 1 to 16 bytes and of a
+/// block and of a block and more, few and many blocks; 2-d and 3-d
+/// subarrays of 1-, 2-, 4- and 8-byte elements (faces, interiors, slabs)
+/// and transposes of their matrices. Their first commit then finds
+/// its kernel built in instead of waiting for NVRTC. Left out: shapes the
+/// generic table holds, plans that are not strided, and the period kernels,
+/// whose shape names the stride and runs of one type (any other stride is
+/// another shape).
+std::vector<GenericSource> stridedSources(bool listOnly) {
+  std::vector<std::string> specs;
+  const int64_t blocks[] = {1,  2,  3,  4,  5,  6,   7,   8,   9,    10,
+                            11, 12, 13, 14, 15, 16,  20,  24,  32,   48,
+                            64, 96, 128, 256, 512, 1024, 4096, 65536};
+  for (int64_t count : {int64_t(64), int64_t(1) << 20})
+    for (int64_t b : blocks)
+      for (int64_t gap : {int64_t(1), int64_t(2), int64_t(4), int64_t(8),
+                          int64_t(12), int64_t(16), b, b + 4, b + 8,
+                          3 * b + 4})
+        if (count * (b + gap) <= (int64_t(1) << 32))
+          specs.push_back("t = hvector(" + std::to_string(count) + ", " +
+                          std::to_string(b) + ", " + std::to_string(b + gap) +
+                          ", char)\n");
+  const char *elems[] = {"char", "short", "float", "double"};
+  for (const char *e : elems) {
+    const std::string el = e;
+    const std::string bytes = el == "char"    ? "1"
+                              : el == "short" ? "2"
+                              : el == "float" ? "4"
+                                              : "8";
+    for (int n : {64, 512}) {
+      const std::string N = std::to_string(n), M = std::to_string(n - 2);
+      const std::string full = "[" + N + ", " + N + ", " + N + "]";
+      for (const std::string &sub :
+           {"[1, " + M + ", " + M + "]", "[" + M + ", 1, " + M + "]",
+            "[" + M + ", " + M + ", 1]", "[" + M + ", " + M + ", " + M + "]",
+            "[8, " + M + ", " + M + "]"})
+        specs.push_back("t = subarray(" + full + ", " + sub +
+                        ", [1, 1, 1], C, " + el + ")\n");
+      specs.push_back("t = subarray([" + N + ", " + N + "], [" + M + ", " + M +
+                      "], [1, 1], C, " + el + ")\n");
+      specs.push_back("t = subarray([" + N + ", " + N + "], [" + M +
+                      ", 1], [1, 1], C, " + el + ")\n");
+      specs.push_back("t = vector(" + N + ", 1, " + N + ", " + el + ")\n");
+      // A transpose: the columns of a row-major matrix, one after another.
+      specs.push_back("c = resized(0, " + bytes +
+                      ", vector(" + N + ", 1, " + N + ", " + el +
+                      "))\nt = contiguous(" + N + ", c)\n");
+    }
+  }
+  std::set<std::string> generic;
+  for (const GenericSource &g : genericSources())
+    generic.insert(g.shape);
+  std::vector<GenericSource> out;
+  std::set<std::string> seen;
+  for (const std::string &spec : specs) {
+    SpecFile file;
+    std::string error;
+    if (!parseSpec(spec, "builtin.ddt", file, error) || file.bindings.empty()) {
+      std::fprintf(stderr, "ddtc-builtin-kernels: error: %s: %s\n",
+                   spec.c_str(), error.c_str());
+      std::exit(1);
+    }
+    KernelPlan plan;
+    if (!planKernel(*file.bindings.back().type, plan, error) ||
+        plan.family != KernelFamily::Strided)
+      continue;
+    const std::string shape = kernelShapeKey(plan);
+    if (generic.count(shape) || shape.find(".period") != std::string::npos ||
+        !seen.insert(shape).second)
+      continue;
+    if (listOnly) {
+      std::printf("%s\t%s", shape.c_str(), spec.c_str());
+      continue;
+    }
+    out.push_back(
+        {shape, static_cast<int>(plan.width), emitCUDA(plan, kernelSymbolPrefix(shape))});
+  }
   return out;
 }
 
@@ -141,6 +233,9 @@ int main(int argc, char **argv) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) {
       output = argv[++i];
+    } else if (a == "--list-shapes") {
+      stridedSources(/*listOnly=*/true);
+      return 0;
     } else if (a == "--emit-sources" && i + 1 < argc) {
       sourcesOutput = argv[++i];
     } else if (a == "--ptx-arch" && i + 1 < argc) {
@@ -186,32 +281,66 @@ int main(int argc, char **argv) {
   } else {
     note = "compiled by NVRTC " + nvrtc->versionString() + " (" +
            nvrtc->libraryPath() + ")";
-    for (const GenericSource &g : genericSources()) {
-      const std::string &shape = g.shape;
-      const EmittedKernels &k = g.kernels;
-      const int width = g.width;
-      struct Target {
-        bool ptx;
-        int arch;
-      };
-      std::vector<Target> targets = {{true, ptxArch}};
+    // The generic kernels as PTX and cubins; the strided shapes as cubins
+    // only (a kernel the runtime would compile is looked up for its exact
+    // architecture). Compiled on every core, stored in the order listed.
+    struct Job {
+      const GenericSource *source;
+      bool ptx;
+      int arch;
+    };
+    const std::vector<GenericSource> generic = genericSources();
+    const std::vector<GenericSource> strided = stridedSources(false);
+    std::vector<Job> jobs;
+    for (const GenericSource &g : generic) {
+      jobs.push_back({&g, true, ptxArch});
       for (int a : cubinArchs)
-        targets.push_back({false, a});
-      for (const Target &t : targets) {
-        NVRTCResult r =
-            nvrtc->compile(k.source, kernelSymbolPrefix(shape) + ".cu",
-                           t.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
-                           std::to_string(t.arch));
-        if (!r.ok) {
-          std::fprintf(stderr, "ddtc-builtin-kernels: error: %s\n",
-                       r.error.c_str());
-          return 1;
-        }
-        if (t.ptx)
-          r.binary.push_back('\0'); // cuModuleLoadData reads PTX up to a NUL
-        kernels.push_back({shape, width, t.ptx, t.arch, r.binary});
-      }
+        jobs.push_back({&g, false, a});
     }
+    for (const GenericSource &g : strided)
+      for (int a : cubinArchs)
+        jobs.push_back({&g, false, a});
+    std::vector<NVRTCResult> results(jobs.size());
+    std::mutex nextMutex;
+    size_t next = 0;
+    auto work = [&] {
+      for (;;) {
+        size_t i;
+        {
+          std::lock_guard<std::mutex> lock(nextMutex);
+          if (next == jobs.size())
+            return;
+          i = next++;
+        }
+        const Job &j = jobs[i];
+        results[i] = nvrtc->compile(
+            j.source->kernels.source,
+            kernelSymbolPrefix(j.source->shape) + ".cu",
+            j.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
+            std::to_string(j.arch));
+      }
+    };
+    std::vector<std::thread> pool;
+    const unsigned threads = std::max(2u, std::thread::hardware_concurrency());
+    for (unsigned t = 1; t < threads; ++t)
+      pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool)
+      t.join();
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      NVRTCResult &r = results[i];
+      if (!r.ok) {
+        std::fprintf(stderr, "ddtc-builtin-kernels: error: %s\n",
+                     r.error.c_str());
+        return 1;
+      }
+      if (jobs[i].ptx)
+        r.binary.push_back('\0'); // cuModuleLoadData reads PTX up to a NUL
+      kernels.push_back({jobs[i].source->shape, jobs[i].source->width,
+                         jobs[i].ptx, jobs[i].arch, std::move(r.binary)});
+    }
+    note += "; " + std::to_string(strided.size()) +
+            " strided shapes as cubins";
   }
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
   out << render(kernels, note);
