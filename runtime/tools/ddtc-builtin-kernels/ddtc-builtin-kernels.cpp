@@ -219,7 +219,8 @@ bool parseArchs(const std::string &list, std::vector<int> &out) {
 int usage() {
   std::fprintf(stderr, "usage: ddtc-builtin-kernels -o FILE [--ptx-arch N] "
                        "[--cubin-archs N,N,...]\n"
-                       "       ddtc-builtin-kernels --emit-sources FILE\n");
+                       "       ddtc-builtin-kernels --emit-sources FILE\n"
+                       "       ddtc-builtin-kernels --list-shapes\n");
   return 2;
 }
 
