@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -137,7 +138,9 @@ std::vector<GenericSource> stridedSources(bool listOnly) {
   for (const GenericSource &g : genericSources())
     generic.insert(g.shape);
   std::vector<GenericSource> out;
-  std::set<std::string> seen;
+  // Every type of a shape must emit the same source: the runtime serves a
+  // built-in kernel by the shape alone. Checked here for every type listed.
+  std::map<std::string, std::pair<std::string, std::string>> firstOf;
   for (const std::string &spec : specs) {
     SpecFile file;
     std::string error;
@@ -151,15 +154,25 @@ std::vector<GenericSource> stridedSources(bool listOnly) {
         plan.family != KernelFamily::Strided)
       continue;
     const std::string shape = kernelShapeKey(plan);
-    if (generic.count(shape) || shape.find(".period") != std::string::npos ||
-        !seen.insert(shape).second)
+    if (generic.count(shape) || shape.find(".period") != std::string::npos)
+      continue;
+    EmittedKernels kernels = emitCUDA(plan, kernelSymbolPrefix(shape));
+    auto [it, first] =
+        firstOf.emplace(shape, std::make_pair(spec, kernels.source));
+    if (!first && it->second.second != kernels.source) {
+      std::fprintf(stderr,
+                   "ddtc-builtin-kernels: error: two types of shape %s emit "
+                   "different kernels:\n%s%s",
+                   shape.c_str(), it->second.first.c_str(), spec.c_str());
+      std::exit(1);
+    }
+    if (!first)
       continue;
     if (listOnly) {
       std::printf("%s\t%s", shape.c_str(), spec.c_str());
       continue;
     }
-    out.push_back(
-        {shape, static_cast<int>(plan.width), emitCUDA(plan, kernelSymbolPrefix(shape))});
+    out.push_back({shape, static_cast<int>(plan.width), std::move(kernels)});
   }
   return out;
 }
