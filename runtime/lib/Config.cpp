@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 namespace ddtc::rt {
 
@@ -119,18 +120,9 @@ Config readConfig() {
   c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
   c.builtinStrided = envFlag("DDTC_BUILTIN_STRIDED", true);
 
-  {
-    std::string words = env("DDTC_NVRTC_OPTIONS"), word;
-    for (char ch : words + " ") {
-      if (std::isspace(static_cast<unsigned char>(ch))) {
-        if (!word.empty())
-          c.nvrtcOptions.push_back(word);
-        word.clear();
-      } else {
-        word += ch;
-      }
-    }
-  }
+  std::istringstream options(env("DDTC_NVRTC_OPTIONS"));
+  for (std::string word; options >> word;)
+    c.nvrtcOptions.push_back(word);
 
   std::string jit = env("DDTC_JIT");
   if (jit.empty() || jit == "async")

@@ -75,8 +75,8 @@ struct Config {
   /// context's device ring holds two).
   int64_t hostStagingChunk = int64_t(8) << 20;
   /// DDTC_BUILTIN_STRIDED=0: the strided and tile shapes' kernels built
-  /// into the library are not used (every specialized kernel is compiled); they are
-  /// not used either while DDTC_NVRTC_OPTIONS is set.
+  /// into the library are not used (every specialized kernel is compiled);
+  /// they are not used either while DDTC_NVRTC_OPTIONS is set.
   bool builtinStrided = true;
   /// DDTC_NVRTC_OPTIONS: options added to every NVRTC compile of a
   /// specialized kernel (separated by white space); part of the cache key.

@@ -374,8 +374,8 @@ bool KernelCache::prepare(const std::shared_ptr<KernelEntry> &e,
                           const KernelPlan &plan, bool useCaches) {
   // The strided shapes built in were compiled without the user's options:
   // with options, or with DDTC_BUILTIN_STRIDED=0, they are compiled.
-  const bool strided = e->shape.rfind("strided.", 0) == 0 ||
-                       e->shape.rfind("tile.", 0) == 0;
+  const bool strided =
+      e->shape.rfind("strided.", 0) == 0 || e->shape.rfind("tile.", 0) == 0;
   const BuiltinKernel *k =
       strided && (!config().builtinStrided || !config().nvrtcOptions.empty())
           ? nullptr

@@ -1,14 +1,15 @@
 //===- ddtc-builtin-kernels.cpp - The generic kernels, built with NVRTC ---===//
 //
 // ddtc-builtin-kernels -o FILE [--ptx-arch N] [--cubin-archs N,N,...]
-// Emits the work-unit and the nest kernels of every access width, compiles each with
-// NVRTC to PTX and to cubins, and the specialized kernels of the strided
-// shapes of vectors and subarrays (stridedSources) to cubins, and writes a
-// C++ file holding them as byte arrays (the table of BuiltinKernels.h).
+// Emits the work-unit and the nest kernels of every access width, compiles
+// each with NVRTC to PTX and to cubins, and the specialized kernels of the
+// strided shapes of vectors and subarrays (stridedSources) to cubins, and
+// writes a C++ file holding them as byte arrays (the table of
+// BuiltinKernels.h). Without NVRTC it writes an empty table and says so:
+// the library then compiles every kernel at run time.
 //
 // ddtc-builtin-kernels --list-shapes
-// Prints those strided shapes, each with the first spec that plans to it. Without NVRTC it writes an empty
-// table and says so: the library then compiles every kernel at run time.
+// Prints those strided shapes, each with the first spec that plans to it.
 //
 // ddtc-builtin-kernels --emit-sources FILE
 // Writes the CUDA C++ of the same kernels, one after the other, for the tests
@@ -21,8 +22,8 @@
 #include "ddtc/Core/KernelPlan.h"
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
-#include "ddtc/Target/CUDA/NestKernel.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/NestKernel.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -93,27 +94,26 @@ std::vector<GenericSource> genericSources() {
 /// generic table holds, plans that are not strided, and the period kernels,
 /// whose shape names the stride and runs of one type (any other stride is
 /// another shape).
-std::vector<GenericSource> stridedSources(bool listOnly) {
+std::vector<GenericSource>
+stridedSources(const std::vector<GenericSource> &genericKernels,
+               bool listOnly) {
   std::vector<std::string> specs;
-  const int64_t blocks[] = {1,  2,  3,  4,  5,  6,   7,   8,   9,    10,
-                            11, 12, 13, 14, 15, 16,  20,  24,  32,   48,
+  const int64_t blocks[] = {1,  2,  3,   4,   5,   6,    7,    8,    9,  10,
+                            11, 12, 13,  14,  15,  16,   20,   24,   32, 48,
                             64, 96, 128, 256, 512, 1024, 4096, 65536};
   for (int64_t count : {int64_t(64), int64_t(1) << 20})
     for (int64_t b : blocks)
       for (int64_t gap : {int64_t(1), int64_t(2), int64_t(4), int64_t(8),
-                          int64_t(12), int64_t(16), b, b + 4, b + 8,
-                          3 * b + 4})
+                          int64_t(12), int64_t(16), b, b + 4, b + 8, 3 * b + 4})
         if (count * (b + gap) <= (int64_t(1) << 32))
           specs.push_back("t = hvector(" + std::to_string(count) + ", " +
                           std::to_string(b) + ", " + std::to_string(b + gap) +
                           ", char)\n");
-  const char *elems[] = {"char", "short", "float", "double"};
-  for (const char *e : elems) {
-    const std::string el = e;
-    const std::string bytes = el == "char"    ? "1"
-                              : el == "short" ? "2"
-                              : el == "float" ? "4"
-                                              : "8";
+  const struct {
+    const char *name, *bytes;
+  } elems[] = {{"char", "1"}, {"short", "2"}, {"float", "4"}, {"double", "8"}};
+  for (const auto &e : elems) {
+    const std::string el = e.name, bytes = e.bytes;
     for (int n : {64, 512}) {
       const std::string N = std::to_string(n), M = std::to_string(n - 2);
       const std::string full = "[" + N + ", " + N + ", " + N + "]";
@@ -129,13 +129,12 @@ std::vector<GenericSource> stridedSources(bool listOnly) {
                       ", 1], [1, 1], C, " + el + ")\n");
       specs.push_back("t = vector(" + N + ", 1, " + N + ", " + el + ")\n");
       // A transpose: the columns of a row-major matrix, one after another.
-      specs.push_back("c = resized(0, " + bytes +
-                      ", vector(" + N + ", 1, " + N + ", " + el +
-                      "))\nt = contiguous(" + N + ", c)\n");
+      specs.push_back("c = resized(0, " + bytes + ", vector(" + N + ", 1, " +
+                      N + ", " + el + "))\nt = contiguous(" + N + ", c)\n");
     }
   }
   std::set<std::string> generic;
-  for (const GenericSource &g : genericSources())
+  for (const GenericSource &g : genericKernels)
     generic.insert(g.shape);
   std::vector<GenericSource> out;
   // Every type of a shape must emit the same source: the runtime serves a
@@ -248,7 +247,7 @@ int main(int argc, char **argv) {
     if (a == "-o" && i + 1 < argc) {
       output = argv[++i];
     } else if (a == "--list-shapes") {
-      stridedSources(/*listOnly=*/true);
+      stridedSources(genericSources(), /*listOnly=*/true);
       return 0;
     } else if (a == "--emit-sources" && i + 1 < argc) {
       sourcesOutput = argv[++i];
@@ -304,7 +303,8 @@ int main(int argc, char **argv) {
       int arch;
     };
     const std::vector<GenericSource> generic = genericSources();
-    const std::vector<GenericSource> strided = stridedSources(false);
+    const std::vector<GenericSource> strided =
+        stridedSources(generic, /*listOnly=*/false);
     std::vector<Job> jobs;
     for (const GenericSource &g : generic) {
       jobs.push_back({&g, true, ptxArch});
@@ -327,11 +327,11 @@ int main(int argc, char **argv) {
           i = next++;
         }
         const Job &j = jobs[i];
-        results[i] = nvrtc->compile(
-            j.source->kernels.source,
-            kernelSymbolPrefix(j.source->shape) + ".cu",
-            j.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
-            std::to_string(j.arch));
+        results[i] =
+            nvrtc->compile(j.source->kernels.source,
+                           kernelSymbolPrefix(j.source->shape) + ".cu",
+                           j.ptx ? NVRTCOutput::PTX : NVRTCOutput::Cubin,
+                           std::to_string(j.arch));
       }
     };
     std::vector<std::thread> pool;
@@ -353,8 +353,7 @@ int main(int argc, char **argv) {
       kernels.push_back({jobs[i].source->shape, jobs[i].source->width,
                          jobs[i].ptx, jobs[i].arch, std::move(r.binary)});
     }
-    note += "; " + std::to_string(strided.size()) +
-            " strided shapes as cubins";
+    note += "; " + std::to_string(strided.size()) + " strided shapes as cubins";
   }
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
   out << render(kernels, note);
