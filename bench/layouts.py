@@ -196,13 +196,20 @@ if __name__ == "__main__":
                         help="print the layouts as JSON")
     parser.add_argument("--names", action="store_true",
                         help="print the layout names")
+    parser.add_argument("--zoo", action="store_true",
+                        help="the layouts of zoo.py (shapes no kernel was "
+                        "tuned for) instead of the bench layouts")
     parser.add_argument("--tsv", action="store_true",
                         help="print the input of ddtc-bench: name, group, "
                         "count, origin offset, memcpy2d (w,h,pitch,offset or "
                         "-), memcpy3d (sizes,sub,start,elem or -), spec with "
                         "newlines as \\n")
     args = parser.parse_args()
-    layouts = all_layouts()
+    if args.zoo:
+        import zoo
+        layouts = zoo.zoo()
+    else:
+        layouts = all_layouts()
     if args.names:
         print("\n".join(l["name"] for l in layouts))
     elif args.tsv:

@@ -16,7 +16,8 @@
 # ROUNDS (default 2) sets the rounds. ENV_A and ENV_B (default empty) are
 # settings for one side's runs only, e.g. ENV_A="DDTC_MAPPED_CHUNKS=0" with
 # LIB_A the build's own lib folder compares one library with and without a
-# setting. Writes OUT_DIR/{A,B}<round>.{json,txt}.
+# setting; a word without `=` (or starting with `-`) continues the value
+# before it. Writes OUT_DIR/{A,B}<round>.{json,txt}.
 set -u
 usage() { sed -n '2,/^[^#]/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
@@ -42,8 +43,14 @@ for r in $(seq 1 "$rounds"); do
     else lib=$(cd "$build/lib" && pwd); settings=${ENV_B:-}; fi
     cache=$(mktemp -d)
     echo "round $r, library $v ($lib)${settings:+, $settings}"
-    # shellcheck disable=SC2086 # settings are words of NAME=VALUE
-    env $settings LD_LIBRARY_PATH=$lib DDTC_CACHE_DIR=$cache "$build/bin/ddtc-bench" \
+    # Settings are words of NAME=VALUE; a word without `=` continues the
+    # value before it (DDTC_NVRTC_OPTIONS=-DA=1 -DB=2 is one setting).
+    words=()
+    for w in $settings; do
+      if [[ $w == *=* && $w != -* ]] || [ ${#words[@]} -eq 0 ]; then words+=("$w")
+      else words[-1]+=" $w"; fi
+    done
+    env "${words[@]}" LD_LIBRARY_PATH=$lib DDTC_CACHE_DIR=$cache "$build/bin/ddtc-bench" \
       --layouts "$layouts" --out "$out/$v$r.json" "${only[@]}" \
       > "$out/$v$r.txt" 2>&1 || echo "side-by-side.sh: run $v$r failed (see $out/$v$r.txt)"
     rm -rf "$cache"

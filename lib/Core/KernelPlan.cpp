@@ -113,12 +113,23 @@ bool alignAccesses(KernelPlan &plan, std::string &error, int64_t maxPointRuns) {
     width /= 2;
   strictWidth = std::min(strictWidth, width);
 
+  const bool asUnits =
+      (!fitsStridedFamily(l, maxPointRuns) || recordAsUnits(l, width)) &&
+      l.size > 0;
+  // A strided kernel moves whole chunks of the width; a chunk that straddles
+  // two runs, or starts off the strict alignment, takes the byte path. Where
+  // the runs are short, such chunks are many (runs of 40 bytes 56 apart: one
+  // 16-byte chunk of every five straddles), so the strict width, at which
+  // every chunk lies aligned in one run, is the better choice.
+  if (!asUnits && strictWidth >= 4 && strictWidth < width &&
+      longest < kWordWidthMaxRun)
+    width = strictWidth;
+
   KernelPlan aligned = plan;
   aligned.width = width;
   aligned.needsBytePath = strictWidth < width || l.size % width != 0;
   aligned.units.clear();
-  if ((!fitsStridedFamily(l, maxPointRuns) || recordAsUnits(l, width)) &&
-      l.size > 0) {
+  if (asUnits) {
     int64_t split = 0;
     if (!listPieces(aligned, split, error))
       return false;

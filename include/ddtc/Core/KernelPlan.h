@@ -166,6 +166,12 @@ bool listPieces(KernelPlan &plan, int64_t &split, std::string &error);
 /// maxCutUnits to get long units from small types.)
 void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits = kMaxCutUnits);
 
+/// Runs shorter than this keep a strided plan at the width their own
+/// offsets, lengths and strides allow (at least 4) rather than the wider one
+/// their distance to the packed stream allows, whose chunks would often
+/// straddle two runs and take the byte path (alignAccesses).
+constexpr int64_t kWordWidthMaxRun = 256;
+
 /// Alignment prologues: proves the widest access (16, 8, 4, 2, 1 bytes) that
 /// the layout's offsets, strides and run lengths allow for the bulk of the
 /// bytes. Unless the layout fits the strided family with at most

@@ -27,11 +27,12 @@ ddt.define @eight {
 
 // Source 16 / packed 0 (20 bytes) and source 52 / packed 20 (44 bytes):
 // both sides agree modulo 16. A point of two runs is a record the strided
-// family moves: no pieces. With max-point-runs=1 it takes the units family,
-// and each run splits into a prologue, a 16-byte-aligned body and an
-// epilogue (quadruples: packed, source, length, wide).
+// family moves: no pieces; its runs are short, so it keeps their own width
+// (4), at which no chunk straddles two runs. With max-point-runs=1 it takes
+// the units family, and each run splits into a prologue, a 16-byte-aligned
+// body and an epilogue (quadruples: packed, source, length, wide).
 // CHECK-LABEL: ddt.define @prologue
-// CHECK: attributes {needs_byte_path = true, width = 16 : i64}
+// CHECK: attributes {needs_byte_path = false, width = 4 : i64}
 // CHECK-NOT: units
 // ONE-LABEL: ddt.define @prologue
 // ONE: attributes {needs_byte_path = true,
@@ -41,6 +42,19 @@ ddt.define @eight {
 ddt.define @prologue {
   ddt.layout size 64, lb 16, extent 80 {
     ddt.segment at 16 dims [] strides [] runs [0, 36] lengths [20, 44]
+  }
+}
+
+// -----
+
+// The same with a second run of 300 bytes: long runs take the 16-byte width
+// in the strided family too, the chunk across the two runs by the byte path.
+// CHECK-LABEL: ddt.define @prologue_long
+// CHECK: attributes {needs_byte_path = true, width = 16 : i64}
+// CHECK-NOT: units
+ddt.define @prologue_long {
+  ddt.layout size 320, lb 16, extent 336 {
+    ddt.segment at 16 dims [] strides [] runs [0, 36] lengths [20, 300]
   }
 }
 
