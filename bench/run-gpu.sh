@@ -28,6 +28,7 @@
 #      partial-write cost it found;
 #      the transpose once more with DDTC_TILES=0 (the strided kernels
 #      instead of the shared-memory tile kernels: ddtc-notiles.json);
+#      the layouts of bench/zoo.py, which no kernel was tuned for (zoo.json);
 #   5. the torch baseline on the same layouts;
 #   6. the summary table (summary.txt), merged JSON and plots.
 #   7. the MPI layer (libddtc-mpi): its test suite on device memory (2 and 4
@@ -229,6 +230,12 @@ done
 step bench-notiles timeout 120 env DDTC_TILES=0 DDTC_CACHE_DIR="$(mktemp -d)" \
   "$build/bin/ddtc-bench" --layouts "$layouts" --only transpose-4096 \
   --out "$out/ddtc-notiles.json"
+# The layouts no kernel was tuned for (bench/zoo.py), checked and timed
+# the same way (zoo.json; the table is in zoo.log).
+zoo_layouts=$(mktemp)
+python3 "$root/bench/layouts.py" --zoo --tsv > "$zoo_layouts"
+step zoo timeout 300 env DDTC_CACHE_DIR="$(mktemp -d)" "$build/bin/ddtc-bench" \
+  --layouts "$zoo_layouts" --out "$out/zoo.json" "${calibration[@]}"
 # The vectors, faces and particles find their kernels built into the
 # library (origin 2 in the log); the period layouts' kernels come from disk
 # (origin 4).

@@ -459,6 +459,39 @@ __device__ __forceinline__ void ddtc_scatter(unsigned char *d,
   if (n >= 1)
     *d = (unsigned char)t.x;
 }
+// Bytes [f, f + n) of t from the W-aligned words at s (f and n multiples of
+// W, 4 or 8): one piece of a chunk that straddles two runs.
+template <int W>
+__device__ __forceinline__ void ddtc_take_words(ulonglong2 &t, unsigned f,
+                                                const unsigned char *s,
+                                                unsigned n) {
+  #pragma unroll
+  for (unsigned i = 0; i < 16; i += W)
+    if (i >= f && i < f + n) {
+      const unsigned long long x =
+          W == 8 ? *(const unsigned long long *)(s + (i - f))
+                 : *(const unsigned int *)(s + (i - f));
+      if (i < 8)
+        t.x |= x << (8 * i);
+      else
+        t.y |= x << (8 * (i - 8));
+    }
+}
+// Bytes [f, f + n) of r into the W-aligned words at d (f and n multiples of
+// W, 4 or 8).
+template <int W>
+__device__ __forceinline__ void ddtc_give_words(unsigned char *d, ulonglong2 r,
+                                                unsigned f, unsigned n) {
+  #pragma unroll
+  for (unsigned i = 0; i < 16; i += W)
+    if (i >= f && i < f + n) {
+      const unsigned long long x = i < 8 ? r.x >> (8 * i) : r.y >> (8 * (i - 8));
+      if (W == 8)
+        *(unsigned long long *)(d + (i - f)) = x;
+      else
+        *(unsigned int *)(d + (i - f)) = (unsigned int)x;
+    }
+}
 // Store the 16 bytes of r at d: one vector where d is 16-aligned, else two
 // or three accesses of fixed widths and places where d is 4-aligned (blocks
 // at a word offset), else the widest accesses d allows.
@@ -1020,6 +1053,12 @@ void Emitter::emitStridedKernel(bool pack) {
   // fewer instructions for blocks at an offset; the cube interior's unpack
   // 4% faster), and the partial sectors of its runs are filled ahead.
   const bool batchLoop = K > 1 || !pack;
+  // Where runs are whole words (width 4 or 8), a chunk across the end of a
+  // run and the start of the next (runs whose length is not a multiple of
+  // 16) moves as two pieces of words in the batch, instead of the walk:
+  // such chunks are few, but most warps held one and waited for its walk.
+  const bool straddleWords = batchLoop && (w_ == 4 || w_ == 8);
+  const int64_t W = w_;
   if (batchLoop) {
     if (K > 1)
       os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
@@ -1037,12 +1076,16 @@ void Emitter::emitStridedKernel(bool pack) {
     if (!pack)
       os_ << "    long long oo[" << K << "];\n"
           << "    bool inrun[" << K << "];\n";
+    if (!pack && straddleWords)
+      os_ << "    long long oo2[" << K << "];\n"
+          << "    unsigned cut[" << K << "]; // bytes of the first piece, 0: none\n";
     os_ << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
         << "      const long long g = g0 + u * step;\n"
         << "      const long long cq = g * 16 - pa;\n"
         << "      whole[u] = false;\n"
         << (pack ? "" : "      inrun[u] = false;\n")
+        << (!pack && straddleWords ? "      cut[u] = 0;\n" : "")
         << "      rr[u].x = 0;\n"
         << "      rr[u].y = 0;\n"
         << "      if (g >= p.chunk_end || cq < p.lo || cq + 16 > p.hi)\n"
@@ -1051,21 +1094,61 @@ void Emitter::emitStridedKernel(bool pack) {
     if (pack) {
       os_ << "      long long left, span, len, st;\n"
           << "      const long long o = " << p_
-          << "_locate(p, cq, left, span, len, st);\n"
-          << "      if (left < 16)\n"
-          << "        continue;\n";
+          << "_locate(p, cq, left, span, len, st);\n";
+      if (straddleWords)
+        os_ << "      if (left < 16) {\n"
+            << "        // The end of a run and the start of the next of its "
+               "row: two\n"
+            << "        // pieces of whole words, without the walk.\n"
+            << "        const long long o2 = o + left + st - len;\n"
+            << "        if (span < 16 || len < 16 - left ||\n"
+            << "            (((unsigned long long)(origin + o) | (unsigned long "
+               "long)(origin + o2) |\n"
+            << "              (unsigned long long)left) & " << (W - 1)
+            << ") != 0)\n"
+            << "          continue;\n"
+            << "        r.x = 0;\n"
+            << "        r.y = 0;\n"
+            << "        ddtc_take_words<" << W
+            << ">(r, 0, origin + o, (unsigned)left);\n"
+            << "        ddtc_take_words<" << W
+            << ">(r, (unsigned)left, origin + o2, (unsigned)(16 - left));\n"
+            << "        rr[u] = r;\n"
+            << "        whole[u] = true;\n"
+            << "        continue;\n"
+            << "      }\n";
+      else
+        os_ << "      if (left < 16)\n"
+            << "        continue;\n";
       os_ << wholeChunkLoad("origin + o", "src_lo, src_hi");
     } else {
       os_ << wholeChunkLoad("packed + (cq - p.lo)", "packed, packed_end");
     }
     os_ << "      rr[u] = r;\n"
         << "      whole[u] = true;\n";
-    if (!pack)
+    if (!pack) {
       os_ << "      long long left, span, len, st;\n"
           << "      oo[u] = " << p_ << "_locate(p, cq, left, span, len, st);\n"
           << "      inrun[u] = left >= 16;\n"
           << "      if (inrun[u])\n"
           << "        ddtc_fill_edges(origin + oo[u], 16, left, len);\n";
+      if (straddleWords)
+        os_ << "      // The end of a run and the start of the next of its row: "
+               "two\n"
+            << "      // pieces of whole words, without the walk.\n"
+            << "      if (!inrun[u] && span >= 16 && len >= 16 - left) {\n"
+            << "        oo2[u] = oo[u] + left + st - len;\n"
+            << "        if ((((unsigned long long)(origin + oo[u]) | (unsigned "
+               "long long)(origin + oo2[u]) |\n"
+            << "              (unsigned long long)left) & " << (W - 1)
+            << ") == 0) {\n"
+            << "          cut[u] = (unsigned)left;\n"
+            << "          ddtc_fill_edges(origin + oo[u], left, left, len);\n"
+            << "          ddtc_fill_edges(origin + oo2[u], 16 - left, len, "
+               "len);\n"
+            << "        }\n"
+            << "      }\n";
+    }
     os_ << "    }\n"
         << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
@@ -1080,6 +1163,14 @@ void Emitter::emitStridedKernel(bool pack) {
     else
       os_ << "    if (inrun[u]) {\n"
           << "      ddtc_store16(origin + oo[u], rr[u]);\n"
+          << "      continue;\n"
+          << "    }\n";
+    if (!pack && straddleWords)
+      os_ << "    if (cut[u] != 0) {\n"
+          << "      ddtc_give_words<" << W
+          << ">(origin + oo[u], rr[u], 0, cut[u]);\n"
+          << "      ddtc_give_words<" << W
+          << ">(origin + oo2[u], rr[u], cut[u], 16 - cut[u]);\n"
           << "      continue;\n"
           << "    }\n";
   } else {
