@@ -118,6 +118,7 @@ Config readConfig() {
   c.checkPointers = envFlag("DDTC_CHECK_POINTERS", true);
   c.tiles = envFlag("DDTC_TILES", true);
   c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
+  c.alignVariants = envFlag("DDTC_ALIGN_VARIANTS", true);
   c.builtinStrided = envFlag("DDTC_BUILTIN_STRIDED", true);
 
   std::istringstream options(env("DDTC_NVRTC_OPTIONS"));

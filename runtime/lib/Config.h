@@ -7,6 +7,7 @@
 //                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
 //                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS,
+//                           DDTC_ALIGN_VARIANTS,
 //                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK,
 //                           DDTC_NVRTC_OPTIONS, DDTC_BUILTIN_STRIDED
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
@@ -64,6 +65,10 @@ struct Config {
   /// kernels give a work unit a warp keep those kernels instead of the
   /// generic chunk kernels (a 16-byte chunk a thread).
   bool mappedChunks = true;
+  /// DDTC_ALIGN_VARIANTS=0: a call whose origin is less aligned than the
+  /// type's kernels assume runs those kernels (their byte path) instead of
+  /// the type's variant for that offset.
+  bool alignVariants = true;
   /// DDTC_JIT_THREADS: background compiler threads.
   int jitThreads = 2;
   /// DDTC_HOST_STAGING_MIN: packs of at least this many bytes into host

@@ -541,6 +541,54 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info) {
   return Status::success();
 }
 
+namespace {
+
+/// The variant of `t` for origins `shift` bytes (1-15) past a 16-byte
+/// boundary: the same typemap shifted by `shift` bytes, with the same extent,
+/// committed. Packing it from origin - shift moves the very bytes `t` moves
+/// from origin, and its plan takes the access widths those addresses allow,
+/// where `t`'s kernels, planned for aligned buffers, would take their byte
+/// path for every chunk.
+Status alignmentVariant(ddtc_type_s &t, int64_t shift, ddtc_type_s *&out) {
+  {
+    std::lock_guard<std::mutex> lock(t.m);
+    if (t.shifted[shift]) {
+      out = t.shifted[shift].get();
+      return Status::success();
+    }
+  }
+  const LayoutInfo &l = t.type->layout();
+  TypeArgs args;
+  args.kind = Kind::HIndexedBlock;
+  args.blocklen = 1;
+  args.displs = {shift};
+  args.children = {t.type};
+  std::string error;
+  TypeRef moved = Datatype::create(std::move(args), error);
+  if (moved)
+    moved = Datatype::resized(l.lb + shift, l.extent, moved, error);
+  if (!moved)
+    return Status::error(DDTC_ERROR_INTERNAL, "type " + t.name +
+                                                  " shifted by " +
+                                                  std::to_string(shift) +
+                                                  " bytes: " + error);
+  std::unique_ptr<ddtc_type_s> v =
+      newTypeHandle(std::move(moved), t.name + "+" + std::to_string(shift));
+  v->isVariant = true;
+  if (Status s = commitType(*v); !s.ok())
+    return s;
+  logVerbose("type " + t.name + ": an origin " + std::to_string(shift) +
+             " bytes past a 16-byte boundary; its variant for that offset "
+             "serves such calls");
+  std::lock_guard<std::mutex> lock(t.m);
+  if (!t.shifted[shift]) // another thread may have made it meanwhile
+    t.shifted[shift] = std::move(v);
+  out = t.shifted[shift].get();
+  return Status::success();
+}
+
+} // namespace
+
 Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                  int64_t lo, int64_t hi, const void *packed, void *stream,
                  int maxCtas) {
@@ -589,6 +637,22 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
       s.message = std::string(fn) + ": " + s.message;
       return s;
     }
+  }
+  // An origin less aligned than the type's kernels assume (a pointer into
+  // an array, one element past its start): the type's variant for that
+  // offset serves the call, so the accesses keep their width.
+  const int64_t width = t.specialized ? t.specialized->width : 1;
+  const int64_t shift =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(origin) & 15);
+  if (!t.isVariant && config().alignVariants && (shift & (width - 1)) != 0) {
+    ddtc_type_s *v = nullptr;
+    s = alignmentVariant(t, shift, v);
+    if (s.ok())
+      return runKernel(pack, *v,
+                       reinterpret_cast<const unsigned char *>(origin) - shift,
+                       count, lo, hi, packed, stream, maxCtas);
+    logVerbose("type " + t.name + ": no variant for its origin's offset (" +
+               s.message + "); its own kernels serve the call");
   }
   Selected sel;
   s = select(t, *api, *dc, sel);
@@ -685,6 +749,9 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
 
 void releaseType(ddtc_type_s &t) {
   std::lock_guard<std::mutex> lock(t.m);
+  for (std::unique_ptr<ddtc_type_s> &v : t.shifted)
+    if (v)
+      releaseType(*v);
   if (t.contexts.empty())
     return;
   std::string error;

@@ -70,6 +70,11 @@ struct ddtc_type_s {
   /// The first entry of `kernels`, made with the handle (newTypeHandle).
   std::unique_ptr<ddtc::rt::ArchKernels> spareKernels;
   std::vector<ddtc::rt::TypeOnContext> contexts;
+  /// The type shifted by i bytes (1-15), made for calls whose origin lies i
+  /// bytes past a 16-byte boundary where the type's kernels need more
+  /// alignment (alignmentVariant); under `m`. A variant has none itself.
+  std::unique_ptr<ddtc_type_s> shifted[16];
+  bool isVariant = false;
 };
 
 namespace ddtc::rt {

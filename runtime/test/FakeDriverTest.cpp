@@ -163,6 +163,88 @@ bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
   return body() == kPass;
 }
 
+/// A type whose kernels move 16-byte chunks (blocks of 48 bytes 64 apart),
+/// called with an origin 8 bytes past a 16-byte boundary (an array's second
+/// double): its variant for that offset serves the calls (DDTC_VERBOSE says
+/// so), pack and unpack move the right bytes and no other, and with
+/// DDTC_ALIGN_VARIANTS=0 the type's own kernels serve them, as right.
+bool alignmentVariantsServe(const cu::DriverAPI &api) {
+  auto body = [&]() -> int {
+    const char *spec = "t = hvector(50, 48, 64, char)\n";
+    SpecFile parsed;
+    std::string error;
+    CHECK(parseSpec(spec, "t", parsed, error));
+    const Datatype &type = *parsed.bindings.back().type;
+    const int64_t count = 3, total = type.layout().size * count;
+    const size_t span = static_cast<size_t>(type.layout().extent * count) + 32;
+    std::vector<unsigned char> host(span), ref(static_cast<size_t>(total));
+    std::mt19937_64 rng(5);
+    for (unsigned char &c : host)
+      c = static_cast<unsigned char>(rng());
+    referencePack(type, count, host.data() + 8, ref.data());
+    std::vector<unsigned char> expect(span, 0xA5);
+    referenceUnpack(type, count, ref.data(), expect.data() + 8);
+    DeviceBuffer buf(api, span), back(api, span),
+        packed(api, static_cast<size_t>(total));
+    CHECK((reinterpret_cast<uintptr_t>(buf.get()) & 15) == 0 &&
+          (reinterpret_cast<uintptr_t>(back.get()) & 15) == 0);
+    CHECK(api.cuMemcpyHtoD(buf.p, host.data(), span) == 0);
+    for (bool variants : {true, false}) {
+      setenv("DDTC_ALIGN_VARIANTS", variants ? "1" : "0", 1);
+      setenv("DDTC_VERBOSE", "1", 1);
+      setenv("DDTC_JIT", "sync", 1);
+      resetRuntime();
+      ddtc_type t = makeType(spec);
+      CHECK(t && ddtc_type_commit(t) == DDTC_SUCCESS);
+      ddtc_kernel_info info;
+      CHECK(ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS &&
+            info.width == 16);
+      std::vector<unsigned char> poison(span, 0xA5);
+      CHECK(api.cuMemcpyHtoD(back.p, poison.data(), span) == 0);
+      TempDir logDir;
+      const std::string logPath = logDir.path() + "/stderr";
+      std::fflush(stderr);
+      const int savedErr = dup(2);
+      FILE *log = std::fopen(logPath.c_str(), "w");
+      CHECK(log && savedErr >= 0);
+      dup2(fileno(log), 2);
+      const ddtc_status packedOk =
+          ddtc_pack(t, static_cast<unsigned char *>(buf.get()) + 8, count, 0,
+                    total, packed.get(), nullptr, 0);
+      const ddtc_status unpackedOk =
+          ddtc_unpack(t, static_cast<unsigned char *>(back.get()) + 8, count,
+                      0, total, packed.get(), nullptr, 0);
+      std::fflush(stderr);
+      dup2(savedErr, 2);
+      close(savedErr);
+      std::fclose(log);
+      CHECK(packedOk == DDTC_SUCCESS && unpackedOk == DDTC_SUCCESS);
+      CHECK(api.cuCtxSynchronize() == 0);
+      std::vector<unsigned char> got(static_cast<size_t>(total)), whole(span);
+      CHECK(api.cuMemcpyDtoH(got.data(), packed.p, got.size()) == 0);
+      CHECK_MSG(got == ref, "pack at an 8-byte offset, DDTC_ALIGN_VARIANTS=%d",
+                variants);
+      CHECK(api.cuMemcpyDtoH(whole.data(), back.p, span) == 0);
+      CHECK_MSG(whole == expect,
+                "unpack at an 8-byte offset, DDTC_ALIGN_VARIANTS=%d", variants);
+      std::ifstream logIn(logPath);
+      std::string logged((std::istreambuf_iterator<char>(logIn)),
+                         std::istreambuf_iterator<char>());
+      const bool said =
+          logged.find("its variant for that offset") != std::string::npos;
+      CHECK_MSG(said == variants, "DDTC_ALIGN_VARIANTS=%d; the runtime said: %s",
+                variants, logged.c_str());
+      ddtc_type_free(&t);
+    }
+    unsetenv("DDTC_ALIGN_VARIANTS");
+    unsetenv("DDTC_VERBOSE");
+    unsetenv("DDTC_JIT");
+    resetRuntime();
+    return kPass;
+  };
+  return body() == kPass;
+}
+
 /// Packs into pinned host memory of at least DDTC_HOST_STAGING_MIN bytes go
 /// through the device: one launch per DDTC_HOST_STAGING_CHUNK bytes into a
 /// ring of two device slots, each copied to the host by a copy engine
@@ -453,6 +535,7 @@ DDTC_TEST("fake-driver", fakeDriver) {
 
   CHECK(mappedHostPacksByChunks(*api));
   CHECK(hostPacksThroughDevice(*api));
+  CHECK(alignmentVariantsServe(*api));
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;
