@@ -568,10 +568,9 @@ Status alignmentVariant(ddtc_type_s &t, int64_t shift, ddtc_type_s *&out) {
   if (moved)
     moved = Datatype::resized(l.lb + shift, l.extent, moved, error);
   if (!moved)
-    return Status::error(DDTC_ERROR_INTERNAL, "type " + t.name +
-                                                  " shifted by " +
-                                                  std::to_string(shift) +
-                                                  " bytes: " + error);
+    return Status::error(DDTC_ERROR_INTERNAL,
+                         "type " + t.name + " shifted by " +
+                             std::to_string(shift) + " bytes: " + error);
   std::unique_ptr<ddtc_type_s> v =
       newTypeHandle(std::move(moved), t.name + "+" + std::to_string(shift));
   v->isVariant = true;

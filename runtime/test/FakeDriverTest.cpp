@@ -212,8 +212,8 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
           ddtc_pack(t, static_cast<unsigned char *>(buf.get()) + 8, count, 0,
                     total, packed.get(), nullptr, 0);
       const ddtc_status unpackedOk =
-          ddtc_unpack(t, static_cast<unsigned char *>(back.get()) + 8, count,
-                      0, total, packed.get(), nullptr, 0);
+          ddtc_unpack(t, static_cast<unsigned char *>(back.get()) + 8, count, 0,
+                      total, packed.get(), nullptr, 0);
       std::fflush(stderr);
       dup2(savedErr, 2);
       close(savedErr);
@@ -232,8 +232,9 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
                          std::istreambuf_iterator<char>());
       const bool said =
           logged.find("its variant for that offset") != std::string::npos;
-      CHECK_MSG(said == variants, "DDTC_ALIGN_VARIANTS=%d; the runtime said: %s",
-                variants, logged.c_str());
+      CHECK_MSG(said == variants,
+                "DDTC_ALIGN_VARIANTS=%d; the runtime said: %s", variants,
+                logged.c_str());
       ddtc_type_free(&t);
     }
     unsetenv("DDTC_ALIGN_VARIANTS");

@@ -1078,7 +1078,8 @@ void Emitter::emitStridedKernel(bool pack) {
           << "    bool inrun[" << K << "];\n";
     if (!pack && straddleWords)
       os_ << "    long long oo2[" << K << "];\n"
-          << "    unsigned cut[" << K << "]; // bytes of the first piece, 0: none\n";
+          << "    unsigned cut[" << K
+          << "]; // bytes of the first piece, 0: none\n";
     os_ << "    #pragma unroll\n"
         << "    for (int u = 0; u < " << K << "; ++u) {\n"
         << "      const long long g = g0 + u * step;\n"
@@ -1102,8 +1103,8 @@ void Emitter::emitStridedKernel(bool pack) {
             << "        // pieces of whole words, without the walk.\n"
             << "        const long long o2 = o + left + st - len;\n"
             << "        if (span < 16 || len < 16 - left ||\n"
-            << "            (((unsigned long long)(origin + o) | (unsigned long "
-               "long)(origin + o2) |\n"
+            << "            (((unsigned long long)(origin + o) |\n"
+               "              (unsigned long long)(origin + o2) |\n"
             << "              (unsigned long long)left) & " << (W - 1)
             << ") != 0)\n"
             << "          continue;\n"
@@ -1133,8 +1134,8 @@ void Emitter::emitStridedKernel(bool pack) {
           << "      if (inrun[u])\n"
           << "        ddtc_fill_edges(origin + oo[u], 16, left, len);\n";
       if (straddleWords)
-        os_ << "      // The end of a run and the start of the next of its row: "
-               "two\n"
+        os_ << "      // The end of a run and the start of the next of "
+               "its row: two\n"
             << "      // pieces of whole words, without the walk.\n"
             << "      if (!inrun[u] && span >= 16 && len >= 16 - left) {\n"
             << "        oo2[u] = oo[u] + left + st - len;\n"
