@@ -1,7 +1,7 @@
 """Layouts no kernel of ddtc was tuned for: the shapes real MPI programs
 build (block-cyclic darrays, fields of small structs, permuted gathers,
 negative strides, several arrays in one struct, 4-d boxes, triangles of
-floats), each about 64 MiB packed. `ddtc-bench` runs them like the bench
+floats, origins that are not 16-byte aligned), each about 64 MiB packed. `ddtc-bench` runs them like the bench
 layouts (`layouts.py --zoo --tsv`), so a kind of layout that falls far
 below the memory limit shows up in one run instead of in a user's program.
 
@@ -21,8 +21,7 @@ def entry(name, spec, count=1, offset=0):
 
 def shuffled_displs(rng, n, slots):
     """n distinct displacements out of `slots`, in a random order."""
-    picks = rng.sample(range(slots), n)
-    return picks
+    return rng.sample(range(slots), n)
 
 
 def zoo():
@@ -110,6 +109,14 @@ def zoo():
                      "p = struct([1, 1], [-8, 0], [double, double])\n"
                      "t = contiguous(%d, resized(-8, 24, p))" % (PACKED // 16),
 ))
+    # Called from a pointer to an array's second element: rows of 62 of 64
+    # doubles from an origin 8 bytes past a 16-byte boundary, pairs of
+    # floats from one 4 bytes past it.
+    out.append(entry("rows-from-second-double",
+                     "t = hvector(%d, 496, 512, char)" % (PACKED // 496),
+                     offset=8))
+    out.append(entry("float-pairs-from-second-float",
+                     "t = vector(%d, 2, 4, float)" % (PACKED // 8), offset=4))
     # Blocks of 5 doubles 7 apart (40-byte runs, 56-byte stride).
     out.append(entry("5-of-7-doubles",
                      "t = vector(%d, 5, 7, double)" % (PACKED // 40)))
