@@ -94,7 +94,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     printIndented(os, note, "  ");
   os << "kernel: " << getKernelFamilyName(plan.family) << " family, width "
      << plan.width << " bytes (buffers aligned to " << plan.width
-     << "; less-aligned buffers take the byte path)\n";
+     << "; less-aligned buffers take the byte path, but libddtc runs a "
+        "less-aligned origin through the type shifted by its offset)\n";
   if (units) {
     int64_t wide = 0;
     for (const WorkUnit &u : plan.units)
