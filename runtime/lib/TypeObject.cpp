@@ -610,6 +610,23 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   if (!packed)
     return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
                          std::string(fn) + ": the packed buffer is null");
+  // An origin less aligned than the type's kernels assume (a pointer into
+  // an array, one element past its start): the type's variant for that
+  // offset serves the call, so the accesses keep their width. Before the
+  // driver's checks, which the variant's call makes for the same bytes.
+  const int64_t width = t.specialized ? t.specialized->width : 1;
+  const int64_t shift =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(origin) & 15);
+  if (!t.isVariant && config().alignVariants && (shift & (width - 1)) != 0) {
+    ddtc_type_s *v = nullptr;
+    Status s = alignmentVariant(t, shift, v);
+    if (s.ok())
+      return runKernel(pack, *v,
+                       reinterpret_cast<const unsigned char *>(origin) - shift,
+                       count, lo, hi, packed, stream, maxCtas);
+    logVerbose("type " + t.name + ": no variant for its origin's offset (" +
+               s.message + "); its own kernels serve the call");
+  }
 
   const DriverAPI *api = nullptr;
   Status s = requireDriver(api);
@@ -636,22 +653,6 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
       s.message = std::string(fn) + ": " + s.message;
       return s;
     }
-  }
-  // An origin less aligned than the type's kernels assume (a pointer into
-  // an array, one element past its start): the type's variant for that
-  // offset serves the call, so the accesses keep their width.
-  const int64_t width = t.specialized ? t.specialized->width : 1;
-  const int64_t shift =
-      static_cast<int64_t>(reinterpret_cast<uintptr_t>(origin) & 15);
-  if (!t.isVariant && config().alignVariants && (shift & (width - 1)) != 0) {
-    ddtc_type_s *v = nullptr;
-    s = alignmentVariant(t, shift, v);
-    if (s.ok())
-      return runKernel(pack, *v,
-                       reinterpret_cast<const unsigned char *>(origin) - shift,
-                       count, lo, hi, packed, stream, maxCtas);
-    logVerbose("type " + t.name + ": no variant for its origin's offset (" +
-               s.message + "); its own kernels serve the call");
   }
   Selected sel;
   s = select(t, *api, *dc, sel);

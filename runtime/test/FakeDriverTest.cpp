@@ -46,6 +46,34 @@ struct DeviceBuffer {
   void *get() const { return reinterpret_cast<void *>(p); }
 };
 
+/// Runs `body` with stderr sent to a file, and puts what it wrote there
+/// (the runtime's DDTC_VERBOSE lines) in `logged`. False, without running
+/// `body`, when stderr could not be redirected.
+bool stderrOf(const std::function<void()> &body, std::string &logged) {
+  TempDir dir;
+  const std::string path = dir.path() + "/stderr";
+  std::fflush(stderr);
+  const int saved = dup(2);
+  FILE *log = std::fopen(path.c_str(), "w");
+  if (!log || saved < 0) {
+    if (log)
+      std::fclose(log);
+    if (saved >= 0)
+      close(saved);
+    return false;
+  }
+  dup2(fileno(log), 2);
+  body();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::fclose(log);
+  std::ifstream in(path);
+  logged.assign(std::istreambuf_iterator<char>(in),
+                std::istreambuf_iterator<char>());
+  return true;
+}
+
 /// `count` instances of the type `t` of a spec, in device memory filled
 /// with random bytes from `seed`, and their packed bytes by the reference.
 struct PackSource {
@@ -201,23 +229,18 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
             info.width == 16);
       std::vector<unsigned char> poison(span, 0xA5);
       CHECK(api.cuMemcpyHtoD(back.p, poison.data(), span) == 0);
-      TempDir logDir;
-      const std::string logPath = logDir.path() + "/stderr";
-      std::fflush(stderr);
-      const int savedErr = dup(2);
-      FILE *log = std::fopen(logPath.c_str(), "w");
-      CHECK(log && savedErr >= 0);
-      dup2(fileno(log), 2);
-      const ddtc_status packedOk =
-          ddtc_pack(t, static_cast<unsigned char *>(buf.get()) + 8, count, 0,
-                    total, packed.get(), nullptr, 0);
-      const ddtc_status unpackedOk =
-          ddtc_unpack(t, static_cast<unsigned char *>(back.get()) + 8, count, 0,
-                      total, packed.get(), nullptr, 0);
-      std::fflush(stderr);
-      dup2(savedErr, 2);
-      close(savedErr);
-      std::fclose(log);
+      ddtc_status packedOk = DDTC_ERROR_INTERNAL,
+                  unpackedOk = DDTC_ERROR_INTERNAL;
+      std::string logged;
+      CHECK(stderrOf(
+          [&] {
+            packedOk = ddtc_pack(t, static_cast<unsigned char *>(buf.get()) + 8,
+                                 count, 0, total, packed.get(), nullptr, 0);
+            unpackedOk =
+                ddtc_unpack(t, static_cast<unsigned char *>(back.get()) + 8,
+                            count, 0, total, packed.get(), nullptr, 0);
+          },
+          logged));
       CHECK(packedOk == DDTC_SUCCESS && unpackedOk == DDTC_SUCCESS);
       CHECK(api.cuCtxSynchronize() == 0);
       std::vector<unsigned char> got(static_cast<size_t>(total)), whole(span);
@@ -227,9 +250,6 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
       CHECK(api.cuMemcpyDtoH(whole.data(), back.p, span) == 0);
       CHECK_MSG(whole == expect,
                 "unpack at an 8-byte offset, DDTC_ALIGN_VARIANTS=%d", variants);
-      std::ifstream logIn(logPath);
-      std::string logged((std::istreambuf_iterator<char>(logIn)),
-                         std::istreambuf_iterator<char>());
       const bool said =
           logged.find("its variant for that offset") != std::string::npos;
       CHECK_MSG(said == variants,
@@ -506,26 +526,18 @@ DDTC_TEST("fake-driver", fakeDriver) {
   DeviceBuffer fo(*api, fhost.size()), fp(*api, fref.size());
   api->cuMemcpyHtoD(fo.p, fhost.data(), fhost.size());
   referencePack(ft, 1, fhost.data(), fref.data());
-  TempDir logDir;
-  const std::string logPath = logDir.path() + "/stderr";
-  std::fflush(stderr);
-  const int savedErr = dup(2);
-  FILE *log = std::fopen(logPath.c_str(), "w");
-  CHECK(log && savedErr >= 0);
-  dup2(fileno(log), 2);
-  const ddtc_status fivePacked =
-      ddtc_pack(f, fo.get(), 1, 0, ft.layout().size, fp.get(), nullptr, 0);
-  std::fflush(stderr);
-  dup2(savedErr, 2);
-  close(savedErr);
-  std::fclose(log);
+  ddtc_status fivePacked = DDTC_ERROR_INTERNAL;
+  std::string logged;
+  CHECK(stderrOf(
+      [&] {
+        fivePacked = ddtc_pack(f, fo.get(), 1, 0, ft.layout().size, fp.get(),
+                               nullptr, 0);
+      },
+      logged));
   CHECK(fivePacked == DDTC_SUCCESS);
   std::vector<unsigned char> fgot(fref.size());
   api->cuMemcpyDtoH(fgot.data(), fp.p, fgot.size());
   CHECK(fgot == fref);
-  std::ifstream logIn(logPath);
-  std::string logged((std::istreambuf_iterator<char>(logIn)),
-                     std::istreambuf_iterator<char>());
   CHECK_MSG(logged.find("the nest kernels serve it") != std::string::npos,
             "the runtime did not choose the nest kernels; it said: %s",
             logged.c_str());

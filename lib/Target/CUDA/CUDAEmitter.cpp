@@ -1058,7 +1058,6 @@ void Emitter::emitStridedKernel(bool pack) {
   // 16) moves as two pieces of words in the batch, instead of the walk:
   // such chunks are few, but most warps held one and waited for its walk.
   const bool straddleWords = batchLoop && (w_ == 4 || w_ == 8);
-  const int64_t W = w_;
   if (batchLoop) {
     if (K > 1)
       os_ << "  // Batches of " << K << " chunks a thread, step apart: their loads "
@@ -1105,14 +1104,14 @@ void Emitter::emitStridedKernel(bool pack) {
             << "        if (span < 16 || len < 16 - left ||\n"
             << "            (((unsigned long long)(origin + o) |\n"
                "              (unsigned long long)(origin + o2) |\n"
-            << "              (unsigned long long)left) & " << (W - 1)
+            << "              (unsigned long long)left) & " << (w_ - 1)
             << ") != 0)\n"
             << "          continue;\n"
             << "        r.x = 0;\n"
             << "        r.y = 0;\n"
-            << "        ddtc_take_words<" << W
+            << "        ddtc_take_words<" << w_
             << ">(r, 0, origin + o, (unsigned)left);\n"
-            << "        ddtc_take_words<" << W
+            << "        ddtc_take_words<" << w_
             << ">(r, (unsigned)left, origin + o2, (unsigned)(16 - left));\n"
             << "        rr[u] = r;\n"
             << "        whole[u] = true;\n"
@@ -1141,7 +1140,7 @@ void Emitter::emitStridedKernel(bool pack) {
             << "        oo2[u] = oo[u] + left + st - len;\n"
             << "        if ((((unsigned long long)(origin + oo[u]) | (unsigned "
                "long long)(origin + oo2[u]) |\n"
-            << "              (unsigned long long)left) & " << (W - 1)
+            << "              (unsigned long long)left) & " << (w_ - 1)
             << ") == 0) {\n"
             << "          cut[u] = (unsigned)left;\n"
             << "          ddtc_fill_edges(origin + oo[u], left, left, len);\n"
@@ -1168,9 +1167,9 @@ void Emitter::emitStridedKernel(bool pack) {
           << "    }\n";
     if (!pack && straddleWords)
       os_ << "    if (cut[u] != 0) {\n"
-          << "      ddtc_give_words<" << W
+          << "      ddtc_give_words<" << w_
           << ">(origin + oo[u], rr[u], 0, cut[u]);\n"
-          << "      ddtc_give_words<" << W
+          << "      ddtc_give_words<" << w_
           << ">(origin + oo2[u], rr[u], cut[u], 16 - cut[u]);\n"
           << "      continue;\n"
           << "    }\n";
