@@ -119,6 +119,7 @@ Config readConfig() {
   c.tiles = envFlag("DDTC_TILES", true);
   c.mappedChunks = envFlag("DDTC_MAPPED_CHUNKS", true);
   c.alignVariants = envFlag("DDTC_ALIGN_VARIANTS", true);
+  c.unpackOrder = envFlag("DDTC_UNPACK_ORDER", true);
   c.builtinStrided = envFlag("DDTC_BUILTIN_STRIDED", true);
 
   std::istringstream options(env("DDTC_NVRTC_OPTIONS"));

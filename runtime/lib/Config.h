@@ -7,7 +7,7 @@
 //                           DDTC_DEFAULT_ARCH, DDTC_VERBOSE,
 //                           DDTC_CHECK_POINTERS, DDTC_GENERIC_MAX_UNITS,
 //                           DDTC_JIT_THREADS, DDTC_TILES, DDTC_MAPPED_CHUNKS,
-//                           DDTC_ALIGN_VARIANTS,
+//                           DDTC_ALIGN_VARIANTS, DDTC_UNPACK_ORDER,
 //                           DDTC_HOST_STAGING_MIN, DDTC_HOST_STAGING_CHUNK,
 //                           DDTC_NVRTC_OPTIONS, DDTC_BUILTIN_STRIDED
 //   CUDADriver.cpp          DDTC_CUDA_DRIVER (shared with the GPU test, which
@@ -69,6 +69,9 @@ struct Config {
   /// type's kernels assume runs those kernels (their byte path) instead of
   /// the type's variant for that offset.
   bool alignVariants = true;
+  /// DDTC_UNPACK_ORDER=0: units plans unpack in packed order always, never
+  /// by their table in destination order (orderUnpackUnits).
+  bool unpackOrder = true;
   /// DDTC_JIT_THREADS: background compiler threads.
   int jitThreads = 2;
   /// DDTC_HOST_STAGING_MIN: packs of at least this many bytes into host

@@ -208,7 +208,8 @@ Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
 }
 
 Status uploadTable(const DriverAPI &api, DeviceContext &dc,
-                   const UnitTable &units, CUdeviceptr &out) {
+                   const KernelPlan &plan, CUdeviceptr &out) {
+  const UnitTable &units = plan.units, &after = plan.unpackUnits;
   std::lock_guard<std::mutex> lock(dc.m);
   ScopedContext scope(api, dc.ctx);
   CUresult rc;
@@ -218,13 +219,18 @@ Status uploadTable(const DriverAPI &api, DeviceContext &dc,
       return driverError(api, "cuStreamCreate", rc);
   }
   size_t bytes = units.size() * sizeof(WorkUnit);
+  const size_t afterBytes = after.size() * sizeof(WorkUnit);
   CUdeviceptr p = 0;
-  rc = api.cuMemAlloc(&p, bytes ? bytes : 1);
+  rc = api.cuMemAlloc(&p, bytes + afterBytes ? bytes + afterBytes : 1);
   if (rc != CUDA_SUCCESS)
     return driverError(api, "cuMemAlloc", rc);
   // A copy on a private stream, waited for: kernels on any stream of the
   // context see the table, and no stream of the application is blocked.
+  // The unpack's units in destination order follow the units.
   rc = api.cuMemcpyHtoDAsync(p, units.data(), bytes, dc.uploadStream);
+  if (rc == CUDA_SUCCESS && afterBytes)
+    rc = api.cuMemcpyHtoDAsync(p + bytes, after.data(), afterBytes,
+                               dc.uploadStream);
   if (rc == CUDA_SUCCESS)
     rc = api.cuStreamSynchronize(dc.uploadStream);
   if (rc != CUDA_SUCCESS) {

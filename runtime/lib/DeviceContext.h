@@ -81,10 +81,10 @@ Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
                   const LoadedModule *&out);
 
 /// Copies the work-unit table of a plan (its units, which lie in memory as
-/// the table's words) to new device memory of `dc` (the call returns once
-/// the copy is complete).
+/// the table's words, then its unpackUnits) to new device memory of `dc`
+/// (the call returns once the copy is complete).
 Status uploadTable(const cu::DriverAPI &api, DeviceContext &dc,
-                   const UnitTable &units, cu::CUdeviceptr &out);
+                   const KernelPlan &plan, cu::CUdeviceptr &out);
 
 /// Frees device memory of `dc` from any thread (pushes its context).
 void freeDeviceMemory(const cu::DriverAPI &api, DeviceContext &dc,

@@ -63,6 +63,8 @@ void ensureGenericPlan(ddtc_type_s &t) {
                " work units; DDTC_GENERIC_MAX_UNITS raises the limit)");
     return;
   }
+  if (config().unpackOrder)
+    orderUnpackUnits(plan);
   t.generic = std::make_shared<const KernelPlan>(std::move(plan));
 }
 
@@ -218,7 +220,7 @@ Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
   }
   const size_t tcIndex = static_cast<size_t>(tc - t.contexts.data());
   auto uploadOnce = [&](CUdeviceptr &slot, const KernelPlan &plan) {
-    return slot ? Status::success() : uploadTable(api, dc, plan.units, slot);
+    return slot ? Status::success() : uploadTable(api, dc, plan, slot);
   };
   // The nest kernels serve the call (loaded into this context once).
   auto selectNests = [&]() -> Status {
@@ -409,6 +411,9 @@ bool planOnce(const TypeRef &type, const std::string &name,
         storePlan(*disk, key, name, *plan))
       ++stats().planDiskWrites;
   }
+  // Derived from the units, so the disk keeps none: made here either way.
+  if (config().unpackOrder)
+    orderUnpackUnits(*plan);
   out = std::move(plan);
   std::lock_guard<std::mutex> lock(mm.m);
   if (mm.entries.size() >= 4096) // bounded: endless types re-plan
@@ -521,6 +526,7 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info) {
     return Status::success();
   }
   info.uses_work_units = isUnits(*t.specialized);
+  info.unpack_in_origin_order = !t.specialized->unpackUnits.empty();
   info.width = static_cast<int>(t.specialized->width);
   info.arch = t.commitArch;
   info.generic_available = hasGeneric(t, t.commitArch);

@@ -622,9 +622,9 @@ TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {
                 static_cast<int64_t>(shortRuns.units.size()),
             shortRuns.threadsPerBlock * 16 * kChunkUnitsPerThread);
 
-  // One block per group of the call's items; the group is the next to last
-  // word, the unpack's word a thread the last (units of 8-24 bytes of
-  // doubles: whole aligned words).
+  // One block per group of the call's items; the group is the third word
+  // from the end, the unpack's word a thread the next (units of 8-24 bytes
+  // of doubles: whole aligned words), the table in destination order last.
   EXPECT_TRUE(unitsWordUnpack(shortRuns));
   // Units of 40-64 bytes: a 16-byte chunk a thread both ways.
   KernelPlan medium =
@@ -636,12 +636,62 @@ TEST(UnitsChunkKernel, ChosenByMeanUnitLength) {
     const int64_t total = count * shortRuns.layout.size;
     LaunchConfig cfg = computeLaunch(shortRuns, count, 0, total, 0);
     ASSERT_TRUE(cfg.error.empty());
-    EXPECT_EQ(cfg.params[cfg.params.size() - 2], gShort);
-    EXPECT_EQ(cfg.params.back(), 1);
+    EXPECT_EQ(cfg.params[cfg.params.size() - 3], gShort);
+    EXPECT_EQ(cfg.params[cfg.params.size() - 2], 1);
+    EXPECT_EQ(cfg.params.back(), 0);
     EXPECT_EQ(cfg.grid, (count * nu + gShort - 1) / gShort) << count;
     EXPECT_EQ(computeLaunch(shortRuns, count, 0, total, 3).grid,
               std::min<int64_t>(3, cfg.grid));
   }
+}
+
+/// orderUnpackUnits adds the units by origin offset where packed order
+/// scatters the unpack's stores, and nothing where it does not.
+TEST(UnitsChunkKernel, UnpackOrderWhereStoresScatter) {
+  std::string displs;
+  // Half the doubles of 64 slots, shuffled (a fixed permutation).
+  for (int i = 0; i < 32; ++i)
+    displs += (i ? ", " : "") + std::to_string((i * 37) % 64);
+  KernelPlan shuffled =
+      planUnits("indexed_block(1, [" + displs + "], double)");
+  ASSERT_TRUE(unitsWordUnpack(shuffled));
+  ASSERT_TRUE(orderUnpackUnits(shuffled));
+  const UnitTable &units = shuffled.units, &by = shuffled.unpackUnits;
+  ASSERT_EQ(by.size(), units.size());
+  int64_t place = 0;
+  for (size_t i = 0; i < by.size(); ++i) {
+    // In origin order, at consecutive places, each naming its packed offset.
+    EXPECT_EQ(by[i].packed, place);
+    if (i)
+      EXPECT_LT(by[i - 1].src, by[i].src);
+    const auto it =
+        std::find_if(units.begin(), units.end(), [&](const WorkUnit &u) {
+          return u.packed == by[i].wide;
+        });
+    ASSERT_NE(it, units.end());
+    EXPECT_EQ(it->src, by[i].src);
+    EXPECT_EQ(it->length, by[i].length);
+    place += by[i].length;
+  }
+  EXPECT_EQ(place, shuffled.layout.size);
+  // The parameter says so, and the table carries both orders.
+  EXPECT_EQ(computeLaunch(shuffled, 2, 0, 2 * place, 0).params.back(), 1);
+  EXPECT_EQ(encodeUnitTable(shuffled).size(), 8 * units.size());
+
+  // In order already, or units of many words: packed order stays.
+  // Irregular gaps of 2 to 5 slots: no vector detection makes it strided.
+  std::string sorted;
+  for (int i = 0, at = 0; i < 32; ++i, at += 2 + (i * i * 7 + i) % 4)
+    sorted += (i ? ", " : "") + std::to_string(at);
+  KernelPlan inOrder = planUnits("indexed_block(1, [" + sorted + "], double)");
+  ASSERT_TRUE(unitsWordUnpack(inOrder));
+  EXPECT_FALSE(orderUnpackUnits(inOrder));
+  EXPECT_TRUE(inOrder.unpackUnits.empty());
+  KernelPlan medium =
+      planUnits("indexed([5, 6, 7, 8], [50, 10, 30, 0], double)");
+  EXPECT_FALSE(orderUnpackUnits(medium));
+  EXPECT_EQ(computeLaunch(medium, 1, 0, medium.layout.size, 0).params.back(),
+            0);
 }
 
 /// unitsWordUnpack reads the plan's byte-path flag instead of the table:

@@ -379,7 +379,10 @@ std::string describePlan(const KernelPlan &plan) {
   std::ostringstream os;
   os << kernelShapeKey(plan) << ", width " << plan.width << ", "
      << (plan.family == KernelFamily::Units
-             ? std::to_string(plan.units.size()) + " unit(s)"
+             ? std::to_string(plan.units.size()) + " unit(s)" +
+                   (plan.unpackUnits.empty()
+                        ? std::string()
+                        : std::string(", unpacked in destination order"))
              : std::string(plan.needsBytePath ? "byte path" : "no byte path"));
   return os.str();
 }
@@ -427,6 +430,10 @@ std::string Checker::checkCount(const Case &c, size_t index, int64_t count,
     int64_t lo, hi;
   };
   std::vector<Range> ranges = {{0, total}};
+  // Whole instances but not all of them: the unpack's table in destination
+  // order serves these too.
+  if (!c.plan.unpackUnits.empty() && count >= 2)
+    ranges.push_back({total / count, total});
   for (int i = 0; i < 3; ++i) {
     int64_t a = total ? static_cast<int64_t>(rng() % (total + 1)) : 0;
     int64_t b = total ? static_cast<int64_t>(rng() % (total + 1)) : 0;
@@ -539,6 +546,9 @@ void prepare(Case &c, size_t index) {
     c.skip = "cannot be planned: " + error;
     return;
   }
+  // As the runtime plans: the unpack's table in destination order where it
+  // pays (the kernels take it for whole instances).
+  orderUnpackUnits(c.plan);
   c.kernels = emitCUDA(c.plan, "k" + std::to_string(index));
   if (c.plan.family == KernelFamily::Units)
     c.units = encodeUnitTable(c.plan);
@@ -633,13 +643,15 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
   // Which kernel designs the cases exercised.
   int64_t tile = 0, strided = 0, window = 0, runAligned = 0, batched = 0,
           fills = 0, records = 0, units = 0, recordWindow = 0,
-          recordAligned = 0, unitChunks = 0, recordPeriod = 0, periodRows = 0;
+          recordAligned = 0, unitChunks = 0, recordPeriod = 0, periodRows = 0,
+          unitsByOrigin = 0;
   for (const Case &c : cases) {
     if (!c.skip.empty())
       continue;
     if (c.plan.family == KernelFamily::Units) {
       ++units;
       unitChunks += unitsByChunks(c.plan);
+      unitsByOrigin += !c.plan.unpackUnits.empty();
     } else if (c.plan.tileDim >= 0) {
       ++tile;
     } else {
@@ -670,14 +682,16 @@ int checkCases(const Options &o, std::vector<Case> &cases) {
       "restart), "
       "%lld run-aligned unpack (%lld of records), %lld batched "
       "gather, %lld unpack filling sectors, %lld with records), %lld "
-      "units (%lld a chunk a thread), %lld tile\n",
+      "units (%lld a chunk a thread, %lld unpacked in destination order), "
+      "%lld tile\n",
       static_cast<long long>(strided), static_cast<long long>(window),
       static_cast<long long>(recordWindow),
       static_cast<long long>(recordPeriod), static_cast<long long>(periodRows),
       static_cast<long long>(runAligned), static_cast<long long>(recordAligned),
       static_cast<long long>(batched), static_cast<long long>(fills),
       static_cast<long long>(records), static_cast<long long>(units),
-      static_cast<long long>(unitChunks), static_cast<long long>(tile));
+      static_cast<long long>(unitChunks),
+      static_cast<long long>(unitsByOrigin), static_cast<long long>(tile));
   std::printf("time: emit %.2f s, write %.2f s, compile %.2f s, run %.2f s\n",
               emitSeconds, writeSeconds, compileSeconds, runSeconds);
   std::printf("%lld passed, %lld failed\n", static_cast<long long>(passed),

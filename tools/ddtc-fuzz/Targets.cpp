@@ -13,6 +13,7 @@
 #include "ddtc/Dialect/DDT/DDTTree.h"
 #include "ddtc/Dialect/DDT/Passes.h"
 #include "ddtc/Target/CUDA/CUDAEmitter.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 #include "ddtc/ddtc.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,6 +24,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +109,7 @@ int64_t planAndEmit(const Datatype &type, std::mt19937_64 &rng) {
   std::string error;
   if (!planKernel(type, plan, error))
     return 0;
+  orderUnpackUnits(plan);
   EmittedKernels k = emitCUDA(plan, "k");
   (void)kernelShapeKey(plan);
   (void)describeParams(plan);
@@ -123,6 +126,27 @@ int64_t planAndEmit(const Datatype &type, std::mt19937_64 &rng) {
     if (at != size)
       wrong("the work units cover " + std::to_string(at) + " of " +
             std::to_string(size) + " bytes: " + printSpecExpr(type));
+    // The unpack's table in destination order: the same units, by origin
+    // offset, tiling the instance in that order.
+    if (!plan.unpackUnits.empty()) {
+      std::vector<WorkUnit> a(plan.units.begin(), plan.units.end()), b;
+      int64_t place = 0;
+      for (const WorkUnit &u : plan.unpackUnits) {
+        if (u.packed != place || (!b.empty() && b.back().src > u.src))
+          wrong("the unpack's units are not in origin order: " +
+                printSpecExpr(type));
+        place += u.length;
+        b.push_back({u.wide, u.src, u.length, 0});
+      }
+      for (WorkUnit &u : a)
+        u.wide = 0;
+      auto byPacked = [](const WorkUnit &x, const WorkUnit &y) {
+        return x.packed < y.packed;
+      };
+      std::sort(b.begin(), b.end(), byPacked);
+      if (a != b)
+        wrong("the unpack's units are not the units: " + printSpecExpr(type));
+    }
   }
   const int64_t count = static_cast<int64_t>(rng() % 4);
   int64_t total = 0;

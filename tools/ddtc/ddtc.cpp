@@ -19,6 +19,7 @@
 #include "ddtc/Target/CUDA/Explain.h"
 #include "ddtc/Target/CUDA/HeaderEmitter.h"
 #include "ddtc/Target/CUDA/NVRTCCompiler.h"
+#include "ddtc/Target/CUDA/UnitsChunkKernel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -305,6 +306,8 @@ bool emitKernels(const NamedType &nt, raw_ostream &os) {
     return false;
   }
   if (emitKind == EmitKind::Explain) {
+    // What libddtc adds to the plan at commit (a header keeps packed order).
+    orderUnpackUnits(plan);
     os << explainKernels(nt.name, *nt.type, plan, instanceCount);
     return true;
   }

@@ -117,6 +117,14 @@ struct KernelPlan {
   /// prologue, body and epilogue pieces of every run (alignAccesses).
   UnitTable units;
   int64_t unitBytes = 0;
+  /// Units family: the same units in the order of their origin offsets, for
+  /// unpacks of whole instances, where writing in packed order would scatter
+  /// short stores (orderUnpackUnits in UnitsChunkKernel.h; each unit's
+  /// `packed` is its place in that order, `wide` its packed offset). Empty
+  /// when that order gains nothing or nobody asked: the unpack then reads
+  /// `units`. Derived from `units`, so neither the IR nor the plan cache
+  /// keeps it.
+  UnitTable unpackUnits;
   /// Strided family: the dimension of the single segment along which
   /// consecutive elements are close in memory while the innermost dimension
   /// (consecutive in the packed stream) is far apart; the kernels then move

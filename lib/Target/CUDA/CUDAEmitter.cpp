@@ -152,6 +152,8 @@ void forEachParam(const KernelPlan &plan, const CallValues &v, Fn fn,
          "items a block takes per step of its loop");
       fn("word_unpack", unitsWordUnpack(plan) ? 1 : 0,
          "unpack: a word a thread (every unit whole aligned words)");
+      fn("dest_order", plan.unpackUnits.empty() ? 0 : 1,
+         "unpack of whole instances: the units in destination order follow");
     }
     return;
   }
@@ -1859,13 +1861,16 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
 
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan) {
   std::vector<int64_t> table;
-  table.reserve(plan.units.size() * 4);
+  table.reserve((plan.units.size() + plan.unpackUnits.size()) * 4);
   for (const WorkUnit &u : plan.units) {
     table.push_back(u.packed);
     table.push_back(u.src);
     table.push_back(u.length);
     table.push_back(u.wide ? 1 : 0);
   }
+  // The unpack's table in destination order, whose `wide` is a packed offset.
+  for (const WorkUnit &u : plan.unpackUnits)
+    table.insert(table.end(), {u.packed, u.src, u.length, u.wide});
   return table;
 }
 

@@ -117,6 +117,11 @@ std::string explainKernels(const std::string &name, const Datatype &type,
          << plan.threadsPerBlock << " per block\n";
     os << "  work units: " << plan.units.size() << " per instance (" << wide
        << " wide), at most " << plan.unitBytes << " bytes each\n";
+    if (!plan.unpackUnits.empty())
+      os << "  unpack order: by origin offset for calls of whole instances "
+            "(libddtc; a second table of the units sorted so, as their "
+            "stores in packed order scatter over sectors), packed order "
+            "otherwise\n";
   } else if (plan.tileDim >= 0) {
     os << "  kernels: tile pack and unpack (" << kTileElems << "x"
        << kTileElems << " elements of dimension " << plan.tileDim

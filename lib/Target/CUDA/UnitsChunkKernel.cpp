@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <vector>
 
 namespace ddtc {
 
@@ -115,14 +117,18 @@ void emitFirstItem(const std::string &at, const std::string &ind,
 }
 
 /// The unpack's loop over the group's words of `w` bytes (4 or 8) for plans
-/// whose units are whole aligned words (p.word_unpack): a thread a word,
+/// whose units are whole aligned words (p.word_unpack; words of 16 bytes
+/// only in destination order, as the chunk loop does the same in packed
+/// order): a thread a word,
 /// one load and one store, consecutive threads on consecutive packed words;
 /// a word cut by a, b or an item's end, or at a misaligned destination,
-/// goes byte by byte.
+/// goes byte by byte. With the table in destination order (`dest`) the
+/// words are consecutive in origin order instead, each read from its
+/// item's packed place (src_s).
 void emitWordUnpack(int64_t w, std::ostream &os) {
   const std::string W = std::to_string(w);
-  const char *T = cudaWordType(w);
-  os << "    if (p.word_unpack) {\n"
+  const char *T = w == 16 ? "ulonglong2" : cudaWordType(w);
+  os << (w == 16 ? "    if (dest) {\n" : "    if (p.word_unpack) {\n")
      << "      for (long long wq = cb + " << W << " * (long long)threadIdx.x; "
         "wq < b;\n"
      << "           wq += " << W << " * (long long)blockDim.x) {\n"
@@ -134,17 +140,20 @@ void emitWordUnpack(int64_t w, std::ostream &os) {
      << "        while (at_s[k + 1] <= c0)\n"
      << "          ++k;\n"
      << "        unsigned char *d = origin + (delta_s[k] + c0);\n"
+     << "        const unsigned char *s = pk + ((dest ? src_s[k] : 0) + wq);\n"
      << "        if (c0 == wq && c1 == wq + " << W << " && at_s[k + 1] >= c1 &&\n"
-     << "            ((unsigned long long)d & " << w - 1 << ") == 0) {\n"
-     << "          *(" << T << " *)d = *(const " << T << " *)(pk + wq);\n"
+     << "            (((unsigned long long)d | (unsigned long long)s) & " << w - 1
+     << ") == 0) {\n"
+     << "          *(" << T << " *)d = *(const " << T << " *)s;\n"
      << "          continue;\n"
      << "        }\n"
      << "        #pragma unroll 1\n"
      << "        for (long long q = c0; q < c1; ++k) {\n"
      << "          const long long e = ddtc_min(at_s[k + 1], c1);\n"
+     << "          const long long src = dest ? src_s[k] : 0;\n"
      << "          #pragma unroll 1\n"
      << "          for (long long i = q; i < e; ++i)\n"
-     << "            origin[delta_s[k] + i] = pk[i];\n"
+     << "            origin[delta_s[k] + i] = pk[src + i];\n"
      << "          q = ddtc_max(q, e);\n"
      << "        }\n"
      << "      }\n"
@@ -154,16 +163,114 @@ void emitWordUnpack(int64_t w, std::ostream &os) {
 
 } // namespace
 
-bool unitsWordUnpack(const KernelPlan &plan) {
+namespace {
+
+/// Whether the units of a chunk plan are short whole words of its width (4
+/// or more) at aligned packed and origin offsets.
+bool unitsShortWholeWords(const KernelPlan &plan) {
   const int64_t w = plan.width;
   // Without a byte path every run starts at a multiple of the width in
   // every instance and is a multiple of it long (alignAccesses), so every
   // unit is a wide body at aligned packed and origin offsets: no need to
   // look at the table, which computeLaunch would do at every call.
-  return unitsByChunks(plan) && (w == 4 || w == 8) && !plan.needsBytePath &&
+  return unitsByChunks(plan) && w >= 4 && !plan.needsBytePath &&
          plan.layout.size % w == 0 && plan.layout.extent % w == 0 &&
          plan.layout.size <
              kWordUnpackMaxMean * static_cast<int64_t>(plan.units.size());
+}
+
+} // namespace
+
+bool unitsWordUnpack(const KernelPlan &plan) {
+  return (plan.width == 4 || plan.width == 8) && unitsShortWholeWords(plan);
+}
+
+namespace {
+
+/// Units whose first origin byte is not where the previous unit's store
+/// ended or in the sector after it: the stores that start a sector of
+/// their own, in the order the table lists the units.
+int64_t countScatteredStarts(const UnitTable &units) {
+  int64_t n = 0;
+  for (size_t i = 1; i < units.size(); ++i) {
+    const int64_t end = units[i - 1].src + units[i - 1].length;
+    n += units[i].src < end || units[i].src >= end + 32;
+  }
+  return n;
+}
+
+/// The indices of `units` by origin offset (stable): a radix sort of the
+/// offsets above the least, 11 bits a pass, so that a commit or a plan read
+/// from disk pays microseconds for a table of thousands of units, where a
+/// comparison sort of 65536 took milliseconds.
+std::vector<uint32_t> sortByOrigin(const UnitTable &units) {
+  const size_t n = units.size();
+  int64_t least = units[0].src, most = units[0].src;
+  for (const WorkUnit &u : units) {
+    least = std::min(least, u.src);
+    most = std::max(most, u.src);
+  }
+  const uint64_t range = static_cast<uint64_t>(most) - static_cast<uint64_t>(least);
+  std::vector<uint32_t> order(n), next(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = static_cast<uint32_t>(i);
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t(1) << kBits;
+  std::vector<size_t> start(kBuckets);
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits) {
+    auto digit = [&](uint32_t i) {
+      return static_cast<size_t>(
+          ((static_cast<uint64_t>(units[i].src) - static_cast<uint64_t>(least)) >>
+           shift) &
+          (kBuckets - 1));
+    };
+    std::fill(start.begin(), start.end(), 0);
+    for (uint32_t i : order)
+      ++start[digit(i)];
+    size_t at = 0;
+    for (size_t &b : start) {
+      const size_t c = b;
+      b = at;
+      at += c;
+    }
+    for (uint32_t i : order)
+      next[start[digit(i)]++] = i;
+    order.swap(next);
+  }
+  return order;
+}
+
+} // namespace
+
+bool orderUnpackUnits(KernelPlan &plan) {
+  plan.unpackUnits.clear();
+  if (!unitsShortWholeWords(plan))
+    return false;
+  const UnitTable &units = plan.units;
+  // Units already in origin order keep it: no sort for the common case.
+  bool sorted = true;
+  for (size_t i = 1; i < units.size() && sorted; ++i)
+    sorted = units[i - 1].src <= units[i].src;
+  if (sorted)
+    return false;
+  const int64_t packedOrder = countScatteredStarts(units);
+  // Not worth a second table unless a quarter of the stores scatter.
+  if (packedOrder * 4 < static_cast<int64_t>(units.size()))
+    return false;
+  const std::vector<uint32_t> order = sortByOrigin(units);
+  UnitTable byOrigin;
+  byOrigin.reserve(units.size());
+  int64_t at = 0;
+  for (uint32_t i : order) {
+    const WorkUnit &u = units[i];
+    byOrigin.push_back({at, u.src, u.length, u.packed});
+    at += u.length;
+  }
+  // Half the scattered stores at least, or the unpack keeps packed order.
+  if (countScatteredStarts(byOrigin) * 2 > packedOrder)
+    return false;
+  plan.unpackUnits = std::move(byOrigin);
+  return true;
 }
 
 void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
@@ -181,8 +288,24 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "  __shared__ long long delta_s[" << G << "];\n"
      << "  // The item holding the first byte of each of the group's first "
      << S << " chunks.\n"
-     << "  __shared__ unsigned short first_s[" << S << "];\n"
-     << "  const long long step = (long long)gridDim.x * p.group;\n"
+     << "  __shared__ unsigned short first_s[" << S << "];\n";
+  // Plans of 16-byte words unpack a word a thread only in destination order.
+  const bool words = !pack && plan.width >= 4;
+  if (words)
+    os << "  // Calls of whole instances unpack by the table in destination "
+          "order when\n"
+       << "  // the plan has one (dest_order): it follows the units, its items' "
+          "places\n"
+       << "  // are in that order, and src_s holds each one's packed place "
+          "minus it.\n"
+       << "  __shared__ long long src_s[" << G << "];\n"
+       << "  const bool dest = p.dest_order &&\n"
+       << "      ddtc_div(p.lo, p.size_mul, p.size_shift) * p.size == p.lo &&\n"
+       << "      ddtc_div(p.hi, p.size_mul, p.size_shift) * p.size == p.hi;\n"
+       << "  const long long *table = dest ? units + 4 * p.num_units : units;\n";
+  else
+    os << "  const long long *table = units;\n";
+  os << "  const long long step = (long long)gridDim.x * p.group;\n"
      << "  for (long long g = (long long)blockIdx.x * p.group; g < "
         "p.num_items;\n"
      << "       g += step) {\n"
@@ -192,10 +315,14 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "      const long long item = p.first_item + g + k;\n"
      << "      const long long inst = ddtc_div(item, p.num_units_mul, "
         "p.num_units_shift);\n"
-     << "      const long long *u = units + 4 * (item - inst * p.num_units);\n"
+     << "      const long long *u = table + 4 * (item - inst * p.num_units);\n"
      << "      const long long at = inst * p.size + u[0];\n"
      << "      at_s[k] = at;\n"
-     << "      delta_s[k] = inst * p.extent + u[1] - at;\n"
+     << "      delta_s[k] = inst * p.extent + u[1] - at;\n";
+  if (words)
+    os << "      if (dest)\n"
+       << "        src_s[k] = inst * p.size + u[3] - at;\n";
+  os
      << "      if (k == n - 1)\n"
      << "        at_s[n] = at + u[2];\n"
      << "    }\n"
@@ -225,7 +352,7 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "        first_s[j] = (unsigned short)k;\n"
      << "    }\n"
      << "    __syncthreads();\n";
-  if (!pack && (plan.width == 4 || plan.width == 8))
+  if (words)
     emitWordUnpack(plan.width, os);
   os << "    for (long long cq = cb + 16 * (long long)threadIdx.x;\n"
      << "         cq < b; cq += 16 * (long long)blockDim.x) {\n"

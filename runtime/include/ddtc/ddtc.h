@@ -163,6 +163,10 @@ typedef struct ddtc_kernel_info {
   /* The kernel shape, e.g. "strided.w8.wide.d2": types of one shape share
      one compiled kernel. */
   char shape[64];
+  /* 1 when unpacks of whole instances read the work units in the order of
+     their origin offsets (short units whose stores scatter in packed
+     order), 0 otherwise. */
+  int unpack_in_origin_order;
 } ddtc_kernel_info;
 
 DDTC_API ddtc_status ddtc_type_kernel_info(ddtc_type type,

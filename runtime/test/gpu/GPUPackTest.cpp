@@ -634,6 +634,36 @@ int runTests(int64_t randomTypes, uint64_t seed) {
     types.push_back(
         {"indexed([" + lengths + "], [" + displacements + "], double)", 2});
   }
+  {
+    // Gathers whose stores in packed order scatter (a shuffled half of the
+    // slots of doubles, ints and pairs of doubles; a matrix of doubles
+    // column by column, some elements left out): whole instances unpack by
+    // the units in origin order.
+    std::mt19937_64 shuffle(2029);
+    auto shuffled = [&](int n, int slots, int scale) {
+      std::vector<int> s(slots);
+      for (int i = 0; i < slots; ++i)
+        s[i] = i;
+      std::shuffle(s.begin(), s.end(), shuffle);
+      std::string out;
+      for (int i = 0; i < n; ++i)
+        out += (i ? ", " : "") + std::to_string(scale * s[i]);
+      return out;
+    };
+    types.push_back({"resized(0, 4096, indexed_block(1, [" +
+                         shuffled(256, 512, 1) + "], double))",
+                     300});
+    types.push_back(
+        {"indexed_block(1, [" + shuffled(700, 1400, 1) + "], int)", 3});
+    types.push_back(
+        {"indexed_block(2, [" + shuffled(300, 600, 2) + "], double)", 3});
+    std::string columns;
+    for (int j = 0; j < 30; ++j)
+      for (int i = 0; i < 40; ++i)
+        if ((i * 7 + j * 3) % 5 != 0)
+          columns += (columns.empty() ? "" : ", ") + std::to_string(i * 30 + j);
+    types.push_back({"indexed_block(1, [" + columns + "], double)", 3});
+  }
   RandomDatatypeOptions opts;
   for (int64_t i = 0; i < randomTypes; ++i) {
     std::mt19937_64 rng(randomCaseSeed(seed, static_cast<uint64_t>(i)));
@@ -642,7 +672,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
   }
 
   double firstCallMs = 0;
-  int unitsTypes = 0, chunkUnitsTypes = 0;
+  int unitsTypes = 0, chunkUnitsTypes = 0, unpackOrderTypes = 0;
   // Types whose kernels give a work unit a warp and whose packs into mapped
   // host memory ran the built-in chunk kernel (a generic launch once the
   // specialized kernel is ready).
@@ -726,6 +756,7 @@ int runTests(int64_t randomTypes, uint64_t seed) {
       periodRowTypes += std::strstr(info.shape, "r:") != nullptr;
       batchedTypes += std::strstr(info.shape, ".b2.") != nullptr;
       shortWordTypes += std::strstr(info.shape, ".short.") != nullptr;
+      unpackOrderTypes += info.unpack_in_origin_order;
       // A segment of several runs per point: "d1r3" in the shape.
       const bool records =
           std::strncmp(info.shape, "strided.", 8) == 0 &&
@@ -779,6 +810,9 @@ int runTests(int64_t randomTypes, uint64_t seed) {
               "chunk a thread (short units); %d of the others packed into "
               "mapped host memory with the chunk kernels\n",
               unitsTypes, chunkUnitsTypes, mappedChunkTypes);
+  std::printf("work-unit kernels unpacked whole instances of %d type(s) by "
+              "their units in origin order\n",
+              unpackOrderTypes);
   std::printf("run-aligned unpack kernels (runs drifting modulo 16) served "
               "%d type(s), %d of them of several runs per nest point\n",
               runAlignedTypes, recordAlignedTypes);

@@ -262,9 +262,10 @@ void callSourceBounds(const CanonicalLayout &layout, int64_t count,
                       int64_t &lo, int64_t &hi);
 
 /// The unit table the Units kernels read (copy it to device memory once per
-/// plan): four 64-bit integers per work unit, {packed, src, length, wide}.
-/// plan.units lies in memory as these words already: this copy is for code
-/// that wants them as integers.
+/// plan): four 64-bit integers per work unit, {packed, src, length, wide},
+/// then plan.unpackUnits the same way when it has any (the unpack's table in
+/// destination order, parameter `dest_order`). plan.units lies in memory as
+/// these words already: this copy is for code that wants them as integers.
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan);
 
 /// Division by a divisor known at launch, for numerators 0 <= n < 2^63:

@@ -62,6 +62,19 @@ constexpr int64_t kWordUnpackMaxMean = 32;
 /// word of the packed stream lies in one unit and lands aligned.
 bool unitsWordUnpack(const KernelPlan &plan);
 
+/// Fills plan.unpackUnits, the word unpack's units in the order of their
+/// origin offsets, where that order stores much closer together than packed
+/// order: a gather of single words or pairs in a shuffled order, or columns
+/// of a row-major array, whose stores in packed order each land in their
+/// own sector, partly written and out of order, which DRAM pays for with a
+/// read (on an H200 a permutation of doubles unpacked 2.7x slower than the
+/// same doubles in order). The unpack kernel takes that table for calls of
+/// whole instances (the parameter `dest_order`). Only plans whose units
+/// are whole aligned words as for unitsWordUnpack, of 4, 8 or 16 bytes;
+/// returns whether it filled the table. Costs a scan of
+/// the units, and a sort of them where they are out of order.
+bool orderUnpackUnits(KernelPlan &plan);
+
 /// Appends the pack (`pack`) or unpack kernel `<prefix>_pack` /
 /// `<prefix>_unpack` of a units plan that unitsByChunks, after the helpers
 /// and the parameter struct.
