@@ -120,4 +120,17 @@ def zoo():
     # Blocks of 5 doubles 7 apart (40-byte runs, 56-byte stride).
     out.append(entry("5-of-7-doubles",
                      "t = vector(%d, 5, 7, double)" % (PACKED // 40)))
+    # Shuffled gathers as an unstructured mesh's halo lists build them:
+    # pairs of doubles (half the slots of a 16 KiB window), and single
+    # doubles over a 1 MiB window (half its slots).
+    pairs = shuffled_displs(rng, 512, 1024)
+    out.append(entry("permuted-double-pairs",
+                     "t = resized(0, 16384, indexed_block(2, [%s], double))"
+                     % ", ".join(str(2 * d) for d in pairs),
+                     count=PACKED // (16 * 512)))
+    wide = shuffled_displs(rng, 65536, 131072)
+    out.append(entry("permuted-doubles-1MiB",
+                     "t = resized(0, %d, indexed_block(1, [%s], double))"
+                     % (MIB, ", ".join(map(str, wide))),
+                     count=PACKED // (8 * 65536)))
     return out
