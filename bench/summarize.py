@@ -131,15 +131,25 @@ def main():
                 for n in beyond))
     target_("faster than cudaMemcpy2D/3D everywhere",
            [n for n in by if by[n]["pack/2D3D"]], "pack/2D3D", 1.0)
-    target_("into mapped host >= 0.95 pinned D2H, every layout", list(by),
-           "host/D2H", 0.95)
+    # These targets are set for 64 MiB packed or more (within 1%: the bench
+    # layouts of 64 MiB); the smaller layouts' worst is noted beside them.
+    large = [n for n in by if by[n]["MiB"] >= 64 * 0.99]
+    smaller = [n for n in by if n not in large]
+
+    def target_large(desc, key, goal):
+        target_(desc + ", every layout of >= 64 MiB", large, key, goal)
+        vals = [(n, by[n][key]) for n in smaller if by[n][key]]
+        if vals:
+            n, v = min(vals, key=lambda x: x[1])
+            targets.append(f"NOTE {desc}, layouts under 64 MiB (not in the "
+                           f"target): worst {n} {v:.3f}")
+
+    target_large("into mapped host >= 0.95 pinned D2H", "host/D2H", 0.95)
     # The memory limit: cudaMemcpy moving the DRAM traffic the layout forces.
-    target_("pack >= 0.90 of the traffic limit, every layout", list(by),
-           "pack/traffic", 0.90)
-    target_("unpack >= 0.90 of the traffic limit, every layout", list(by),
-           "unpack/traffic", 0.90)
-    target_("into mapped host >= 0.90 of the traffic limit, every layout",
-           list(by), "host/traffic", 0.90)
+    target_large("pack >= 0.90 of the traffic limit", "pack/traffic", 0.90)
+    target_large("unpack >= 0.90 of the traffic limit", "unpack/traffic", 0.90)
+    target_large("into mapped host >= 0.90 of the traffic limit",
+                 "host/traffic", 0.90)
     uncounted = [n for n in by if by[n]["pack/traffic"] is None]
     if uncounted:
         targets.append("NOTE traffic not counted for " + ", ".join(uncounted))
