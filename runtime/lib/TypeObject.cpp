@@ -327,8 +327,10 @@ struct MemoEntry {
   Kind kind;
   size_t arguments;
   std::shared_ptr<const KernelPlan> plan;
-  /// The DDTC_TILES setting it was planned under (tests change it).
+  /// The DDTC_TILES and DDTC_UNPACK_ORDER settings it was planned under
+  /// (tests change them).
   bool tiles;
+  bool unpackOrder;
   KnownKernels kernels;
 };
 
@@ -354,7 +356,7 @@ bool sameFigures(const MemoEntry &e, const Datatype &t) {
   return a.size == b.size && a.lb == b.lb && a.extent == b.extent &&
          a.trueLb == b.trueLb && a.trueExtent == b.trueExtent &&
          e.kind == t.kind() && e.arguments == rootArguments(t) &&
-         e.tiles == config().tiles;
+         e.tiles == config().tiles && e.unpackOrder == config().unpackOrder;
 }
 
 /// Plans smaller than this (work units plus runs listed) are not written to
@@ -419,7 +421,8 @@ bool planOnce(const TypeRef &type, const std::string &name,
   if (mm.entries.size() >= 4096) // bounded: endless types re-plan
     mm.entries.clear();
   mm.entries[key] = MemoEntry{type->layout(), type->kind(),
-                              rootArguments(*type), out, options.tiles, {}};
+                              rootArguments(*type), out, options.tiles,
+                              config().unpackOrder, {}};
   return true;
 }
 
@@ -708,6 +711,13 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
         return s;
     LaunchConfig cfg =
         computeLaunch(*sel.plan, count, from, to, maxCtas, pack, design);
+    // A pack in destination order scatters its stores over the packed
+    // bytes: only into device memory (the staging buffer of a large pack
+    // into host memory is device memory).
+    const bool intoDevice = p != reinterpret_cast<uintptr_t>(packed) ||
+                            packedType == CU_MEMORYTYPE_DEVICE;
+    if (pack && !intoDevice)
+      keepPackedOrder(*sel.plan, cfg);
     if (!cfg.error.empty())
       return Status::error(DDTC_ERROR_INTERNAL,
                            std::string(fn) + ": " + cfg.error);

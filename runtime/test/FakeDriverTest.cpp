@@ -266,6 +266,98 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
   return body() == kPass;
 }
 
+/// A shuffled gather of doubles: whole instances unpack, and pack into
+/// device memory, by the units in origin order (the type's kernel info
+/// says so); a pack into pinned host memory and a range that cuts an
+/// instance keep packed order; DDTC_UNPACK_ORDER=0 keeps it everywhere.
+/// Every way moves the reference's bytes and touches no other.
+bool unpackOrderServes(const cu::DriverAPI &api) {
+  auto body = [&]() -> int {
+    std::mt19937_64 rng(9);
+    std::vector<int> slots(256);
+    for (int i = 0; i < 256; ++i)
+      slots[i] = i;
+    std::shuffle(slots.begin(), slots.end(), rng);
+    std::string displs;
+    for (int i = 0; i < 128; ++i)
+      displs += (i ? ", " : "") + std::to_string(slots[i]);
+    const std::string spec =
+        "t = resized(0, 2048, indexed_block(1, [" + displs + "], double))\n";
+    SpecFile parsed;
+    std::string error;
+    CHECK(parseSpec(spec, "t", parsed, error));
+    const Datatype &type = *parsed.bindings.back().type;
+    const int64_t count = 3, size = type.layout().size, total = size * count;
+    const size_t span = static_cast<size_t>(type.layout().extent * count);
+    std::vector<unsigned char> host(span), ref(static_cast<size_t>(total));
+    for (unsigned char &c : host)
+      c = static_cast<unsigned char>(rng());
+    referencePack(type, count, host.data(), ref.data());
+    DeviceBuffer buf(api, span), back(api, span),
+        packed(api, static_cast<size_t>(total));
+    void *pinnedPtr = nullptr;
+    CHECK(api.cuMemAllocHost(&pinnedPtr, static_cast<size_t>(total)) == 0);
+    std::unique_ptr<void, std::function<void(void *)>> pinned(
+        pinnedPtr, [&](void *q) { api.cuMemFreeHost(q); });
+    CHECK(api.cuMemcpyHtoD(buf.p, host.data(), span) == 0);
+    // Bytes [from, to) unpacked into a poisoned buffer: the reference's
+    // bytes there, the poison elsewhere.
+    auto unpackChecks = [&](ddtc_type t, int64_t from, int64_t to) -> bool {
+      std::vector<unsigned char> poison(span, 0xA5), whole(span);
+      std::vector<unsigned char> expect = poison;
+      referenceUnpackRange(type, count, ref.data(), from, to, expect.data());
+      if (api.cuMemcpyHtoD(back.p, poison.data(), span) != 0 ||
+          ddtc_unpack(t, back.get(), count, from, to,
+                      static_cast<unsigned char *>(packed.get()) + from,
+                      nullptr, 0) != DDTC_SUCCESS ||
+          api.cuCtxSynchronize() != 0 ||
+          api.cuMemcpyDtoH(whole.data(), back.p, span) != 0)
+        return false;
+      return whole == expect;
+    };
+    for (bool ordered : {true, false}) {
+      setenv("DDTC_UNPACK_ORDER", ordered ? "1" : "0", 1);
+      setenv("DDTC_JIT", "sync", 1);
+      resetRuntime();
+      ddtc_type t = makeType(spec.c_str());
+      CHECK(t && ddtc_type_commit(t) == DDTC_SUCCESS);
+      ddtc_kernel_info info;
+      CHECK(ddtc_type_kernel_info(t, &info) == DDTC_SUCCESS);
+      CHECK_MSG(info.unpack_in_origin_order == (ordered ? 1 : 0),
+                "DDTC_UNPACK_ORDER=%d: unpack_in_origin_order %d", ordered,
+                info.unpack_in_origin_order);
+      std::vector<unsigned char> got(static_cast<size_t>(total), 0);
+      CHECK(api.cuMemsetD8(packed.p, 0x5A, got.size()) == 0);
+      CHECK(ddtc_pack(t, buf.get(), count, 0, total, packed.get(), nullptr,
+                      0) == DDTC_SUCCESS);
+      CHECK(api.cuCtxSynchronize() == 0);
+      CHECK(api.cuMemcpyDtoH(got.data(), packed.p, got.size()) == 0);
+      CHECK_MSG(got == ref, "pack into device memory, DDTC_UNPACK_ORDER=%d",
+                ordered);
+      std::memset(pinned.get(), 0x5A, got.size());
+      CHECK(ddtc_pack(t, buf.get(), count, 0, total, pinned.get(), nullptr,
+                      0) == DDTC_SUCCESS);
+      CHECK(api.cuCtxSynchronize() == 0);
+      CHECK_MSG(std::memcmp(pinned.get(), ref.data(), ref.size()) == 0,
+                "pack into pinned host memory, DDTC_UNPACK_ORDER=%d", ordered);
+      CHECK_MSG(unpackChecks(t, 0, total), "whole unpack, DDTC_UNPACK_ORDER=%d",
+                ordered);
+      CHECK_MSG(unpackChecks(t, size, total),
+                "unpack of the last two instances, DDTC_UNPACK_ORDER=%d",
+                ordered);
+      CHECK_MSG(unpackChecks(t, 24, total - 40),
+                "unpack of a range that cuts instances, DDTC_UNPACK_ORDER=%d",
+                ordered);
+      ddtc_type_free(&t);
+    }
+    unsetenv("DDTC_UNPACK_ORDER");
+    unsetenv("DDTC_JIT");
+    resetRuntime();
+    return kPass;
+  };
+  return body() == kPass;
+}
+
 /// Packs into pinned host memory of at least DDTC_HOST_STAGING_MIN bytes go
 /// through the device: one launch per DDTC_HOST_STAGING_CHUNK bytes into a
 /// ring of two device slots, each copied to the host by a copy engine
@@ -549,6 +641,7 @@ DDTC_TEST("fake-driver", fakeDriver) {
   CHECK(mappedHostPacksByChunks(*api));
   CHECK(hostPacksThroughDevice(*api));
   CHECK(alignmentVariantsServe(*api));
+  CHECK(unpackOrderServes(*api));
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;
