@@ -711,13 +711,6 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
         return s;
     LaunchConfig cfg =
         computeLaunch(*sel.plan, count, from, to, maxCtas, pack, design);
-    // A pack in destination order scatters its stores over the packed
-    // bytes: only into device memory (the staging buffer of a large pack
-    // into host memory is device memory).
-    const bool intoDevice = p != reinterpret_cast<uintptr_t>(packed) ||
-                            packedType == CU_MEMORYTYPE_DEVICE;
-    if (pack && !intoDevice)
-      keepPackedOrder(*sel.plan, cfg);
     if (!cfg.error.empty())
       return Status::error(DDTC_ERROR_INTERNAL,
                            std::string(fn) + ": " + cfg.error);

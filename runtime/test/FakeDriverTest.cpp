@@ -266,11 +266,11 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
   return body() == kPass;
 }
 
-/// A shuffled gather of doubles: whole instances unpack, and pack into
-/// device memory, by the units in origin order (the type's kernel info
-/// says so); a pack into pinned host memory and a range that cuts an
-/// instance keep packed order; DDTC_UNPACK_ORDER=0 keeps it everywhere.
-/// Every way moves the reference's bytes and touches no other.
+/// A shuffled gather of doubles: whole instances unpack by the units in
+/// origin order (the type's kernel info says so); a range that cuts an
+/// instance, and every pack, keep packed order; DDTC_UNPACK_ORDER=0 keeps
+/// it everywhere. Every way moves the reference's bytes and touches no
+/// other.
 bool unpackOrderServes(const cu::DriverAPI &api) {
   auto body = [&]() -> int {
     std::mt19937_64 rng(9);
