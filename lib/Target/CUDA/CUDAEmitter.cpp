@@ -1859,13 +1859,6 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan) {
   return members;
 }
 
-void keepPackedOrder(const KernelPlan &plan, LaunchConfig &cfg) {
-  // forEachParam lists dest_order last for the chunk kernels, the only
-  // plans that have a table in destination order.
-  if (!plan.unpackUnits.empty() && !cfg.params.empty())
-    cfg.params.back() = 0;
-}
-
 std::vector<int64_t> encodeUnitTable(const KernelPlan &plan) {
   std::vector<int64_t> table;
   table.reserve((plan.units.size() + plan.unpackUnits.size()) * 4);

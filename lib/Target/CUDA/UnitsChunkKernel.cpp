@@ -116,19 +116,19 @@ void emitFirstItem(const std::string &at, const std::string &ind,
      << ind << "}\n";
 }
 
-/// The loop over the group's words of `w` bytes for plans whose units are
-/// whole aligned words: a thread a word, one load and one store. The
-/// unpack of words of 4 or 8 bytes takes it in packed order
-/// (p.word_unpack): consecutive threads on consecutive packed words. With
-/// the table in destination order (`dest`; words of 4, 8 or 16 bytes, both
-/// ways) the words are consecutive in origin order instead, each at its
-/// item's packed place (src_s): the unpack's stores and the pack's loads
-/// run along the origin. A word cut by a, b or an item's end, or at a
-/// misaligned address, goes byte by byte.
-void emitWordLoop(int64_t w, bool pack, std::ostream &os) {
+/// The unpack's loop over the group's words of `w` bytes (4 or 8) for plans
+/// whose units are whole aligned words (p.word_unpack; words of 16 bytes
+/// only in destination order, as the chunk loop does the same in packed
+/// order): a thread a word,
+/// one load and one store, consecutive threads on consecutive packed words;
+/// a word cut by a, b or an item's end, or at a misaligned destination,
+/// goes byte by byte. With the table in destination order (`dest`) the
+/// words are consecutive in origin order instead, each read from its
+/// item's packed place (src_s).
+void emitWordUnpack(int64_t w, std::ostream &os) {
   const std::string W = std::to_string(w);
   const char *T = w == 16 ? "ulonglong2" : cudaWordType(w);
-  os << (pack || w == 16 ? "    if (dest) {\n" : "    if (p.word_unpack) {\n")
+  os << (w == 16 ? "    if (dest) {\n" : "    if (p.word_unpack) {\n")
      << "      for (long long wq = cb + " << W << " * (long long)threadIdx.x; "
         "wq < b;\n"
      << "           wq += " << W << " * (long long)blockDim.x) {\n"
@@ -139,26 +139,22 @@ void emitWordLoop(int64_t w, bool pack, std::ostream &os) {
   os << "        #pragma unroll 1\n"
      << "        while (at_s[k + 1] <= c0)\n"
      << "          ++k;\n"
-     << "        " << (pack ? "const " : "")
-     << "unsigned char *o = origin + (delta_s[k] + c0);\n"
-     << "        " << (pack ? "" : "const ")
-     << "unsigned char *q = pk + ((dest ? src_s[k] : 0) + wq);\n"
+     << "        unsigned char *d = origin + (delta_s[k] + c0);\n"
+     << "        const unsigned char *s = pk + ((dest ? src_s[k] : 0) + wq);\n"
      << "        if (c0 == wq && c1 == wq + " << W << " && at_s[k + 1] >= c1 &&\n"
-     << "            (((unsigned long long)o | (unsigned long long)q) & " << w - 1
+     << "            (((unsigned long long)d | (unsigned long long)s) & " << w - 1
      << ") == 0) {\n"
-     << (pack ? "          *(" + std::string(T) + " *)q = *(const " + T + " *)o;\n"
-              : "          *(" + std::string(T) + " *)o = *(const " + T + " *)q;\n")
+     << "          *(" << T << " *)d = *(const " << T << " *)s;\n"
      << "          continue;\n"
      << "        }\n"
      << "        #pragma unroll 1\n"
-     << "        for (long long x = c0; x < c1; ++k) {\n"
+     << "        for (long long q = c0; q < c1; ++k) {\n"
      << "          const long long e = ddtc_min(at_s[k + 1], c1);\n"
      << "          const long long src = dest ? src_s[k] : 0;\n"
      << "          #pragma unroll 1\n"
-     << "          for (long long i = x; i < e; ++i)\n"
-     << (pack ? "            pk[src + i] = origin[delta_s[k] + i];\n"
-              : "            origin[delta_s[k] + i] = pk[src + i];\n")
-     << "          x = ddtc_max(x, e);\n"
+     << "          for (long long i = q; i < e; ++i)\n"
+     << "            origin[delta_s[k] + i] = pk[src + i];\n"
+     << "          q = ddtc_max(q, e);\n"
      << "        }\n"
      << "      }\n"
      << "      continue;\n"
@@ -293,11 +289,10 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "  // The item holding the first byte of each of the group's first "
      << S << " chunks.\n"
      << "  __shared__ unsigned short first_s[" << S << "];\n";
-  // The word loop: the unpack's in packed order (widths 4 and 8), and both
-  // kernels' in destination order.
-  const bool words = plan.width >= 4;
+  // Plans of 16-byte words unpack a word a thread only in destination order.
+  const bool words = !pack && plan.width >= 4;
   if (words)
-    os << "  // Calls of whole instances go by the table in destination "
+    os << "  // Calls of whole instances unpack by the table in destination "
           "order when\n"
        << "  // the plan has one (dest_order): it follows the units, its items' "
           "places\n"
@@ -358,7 +353,7 @@ void emitUnitsChunkKernel(const KernelPlan &plan, const std::string &p,
      << "    }\n"
      << "    __syncthreads();\n";
   if (words)
-    emitWordLoop(plan.width, pack, os);
+    emitWordUnpack(plan.width, os);
   os << "    for (long long cq = cb + 16 * (long long)threadIdx.x;\n"
      << "         cq < b; cq += 16 * (long long)blockDim.x) {\n"
      << "      const long long c0 = ddtc_max(cq, a), c1 = ddtc_min(cq + 16, "

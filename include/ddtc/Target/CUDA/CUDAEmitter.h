@@ -261,13 +261,6 @@ std::vector<ParamMember> describeParams(const KernelPlan &plan);
 void callSourceBounds(const CanonicalLayout &layout, int64_t count,
                       int64_t &lo, int64_t &hi);
 
-/// Makes a launch of `plan`'s kernels keep packed order where the plan has
-/// a table in destination order (KernelPlan::unpackUnits): for packs into
-/// memory other than the device's, where the stores of a pack in
-/// destination order would scatter over a link that wants them in order.
-/// `dest_order` is the last member of the struct of such a plan.
-void keepPackedOrder(const KernelPlan &plan, LaunchConfig &cfg);
-
 /// The unit table the Units kernels read (copy it to device memory once per
 /// plan): four 64-bit integers per work unit, {packed, src, length, wide},
 /// then plan.unpackUnits the same way when it has any (the unpack's table in
