@@ -1,9 +1,10 @@
 """Layouts no kernel of ddtc was tuned for: the shapes real MPI programs
 build (block-cyclic darrays, fields of small structs, permuted gathers,
 negative strides, several arrays in one struct, 4-d boxes, triangles of
-floats, origins that are not 16-byte aligned), each about 64 MiB packed. `ddtc-bench` runs them like the bench
-layouts (`layouts.py --zoo --tsv`), so a kind of layout that falls far
-below the memory limit shows up in one run instead of in a user's program.
+floats, origins that are not 16-byte aligned), each about 64 MiB packed.
+`ddtc-bench` runs them like the bench layouts (`layouts.py --zoo --tsv`),
+so a kind of layout that falls far below the memory limit shows up in one
+run instead of in a user's program.
 
 Each entry has the keys of `layouts.py` (no torch baseline).
 """

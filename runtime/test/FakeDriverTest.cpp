@@ -46,6 +46,21 @@ struct DeviceBuffer {
   void *get() const { return reinterpret_cast<void *>(p); }
 };
 
+/// Pinned host memory from the driver.
+struct PinnedBuffer {
+  const cu::DriverAPI &api;
+  unsigned char *p = nullptr;
+  PinnedBuffer(const cu::DriverAPI &api, size_t n) : api(api) {
+    void *q = nullptr;
+    if (api.cuMemAllocHost(&q, n) == cu::CUDA_SUCCESS)
+      p = static_cast<unsigned char *>(q);
+  }
+  ~PinnedBuffer() {
+    if (p)
+      api.cuMemFreeHost(p);
+  }
+};
+
 /// Runs `body` with stderr sent to a file, and puts what it wrote there
 /// (the runtime's DDTC_VERBOSE lines) in `logged`. False, without running
 /// `body`, when stderr could not be redirected.
@@ -132,13 +147,11 @@ bool mappedHostPacksByChunks(const cu::DriverAPI &api) {
     const DeviceBuffer &origin = *src.origin;
     const std::vector<unsigned char> &ref = src.ref;
     DeviceBuffer packed(api, static_cast<size_t>(total));
-    void *hostMem = nullptr;
     // Packed bytes and a poisoned guard after them.
     const size_t hostBytes = static_cast<size_t>(total) + 16;
-    CHECK(api.cuMemAllocHost(&hostMem, hostBytes) == 0);
-    std::unique_ptr<void, std::function<void(void *)>> hostOwner(
-        hostMem, [&](void *p) { api.cuMemFreeHost(p); });
-    auto *host = static_cast<unsigned char *>(hostMem);
+    PinnedBuffer hostMem(api, hostBytes);
+    CHECK(hostMem.p);
+    unsigned char *host = hostMem.p;
     std::vector<unsigned char> got(static_cast<size_t>(total));
     for (bool chunks : {true, false}) {
       setenv("DDTC_MAPPED_CHUNKS", chunks ? "1" : "0", 1);
@@ -283,23 +296,17 @@ bool unpackOrderServes(const cu::DriverAPI &api) {
       displs += (i ? ", " : "") + std::to_string(slots[i]);
     const std::string spec =
         "t = resized(0, 2048, indexed_block(1, [" + displs + "], double))\n";
-    SpecFile parsed;
-    std::string error;
-    CHECK(parseSpec(spec, "t", parsed, error));
-    const Datatype &type = *parsed.bindings.back().type;
-    const int64_t count = 3, size = type.layout().size, total = size * count;
-    const size_t span = static_cast<size_t>(type.layout().extent * count);
-    std::vector<unsigned char> host(span), ref(static_cast<size_t>(total));
-    for (unsigned char &c : host)
-      c = static_cast<unsigned char>(rng());
-    referencePack(type, count, host.data(), ref.data());
-    DeviceBuffer buf(api, span), back(api, span),
-        packed(api, static_cast<size_t>(total));
-    void *pinnedPtr = nullptr;
-    CHECK(api.cuMemAllocHost(&pinnedPtr, static_cast<size_t>(total)) == 0);
-    std::unique_ptr<void, std::function<void(void *)>> pinned(
-        pinnedPtr, [&](void *q) { api.cuMemFreeHost(q); });
-    CHECK(api.cuMemcpyHtoD(buf.p, host.data(), span) == 0);
+    const int64_t count = 3;
+    PackSource src;
+    CHECK(src.make(api, spec.c_str(), count, 9));
+    const Datatype &type = *src.parsed.bindings.back().type;
+    const int64_t size = type.layout().size, total = src.total;
+    const size_t span = src.span;
+    const std::vector<unsigned char> &ref = src.ref;
+    const DeviceBuffer &buf = *src.origin;
+    DeviceBuffer back(api, span), packed(api, static_cast<size_t>(total));
+    PinnedBuffer pinned(api, static_cast<size_t>(total));
+    CHECK(pinned.p);
     // Bytes [from, to) unpacked into a poisoned buffer: the reference's
     // bytes there, the poison elsewhere.
     auto unpackChecks = [&](ddtc_type t, int64_t from, int64_t to) -> bool {
@@ -334,11 +341,11 @@ bool unpackOrderServes(const cu::DriverAPI &api) {
       CHECK(api.cuMemcpyDtoH(got.data(), packed.p, got.size()) == 0);
       CHECK_MSG(got == ref, "pack into device memory, DDTC_UNPACK_ORDER=%d",
                 ordered);
-      std::memset(pinned.get(), 0x5A, got.size());
-      CHECK(ddtc_pack(t, buf.get(), count, 0, total, pinned.get(), nullptr,
-                      0) == DDTC_SUCCESS);
+      std::memset(pinned.p, 0x5A, got.size());
+      CHECK(ddtc_pack(t, buf.get(), count, 0, total, pinned.p, nullptr, 0) ==
+            DDTC_SUCCESS);
       CHECK(api.cuCtxSynchronize() == 0);
-      CHECK_MSG(std::memcmp(pinned.get(), ref.data(), ref.size()) == 0,
+      CHECK_MSG(std::memcmp(pinned.p, ref.data(), ref.size()) == 0,
                 "pack into pinned host memory, DDTC_UNPACK_ORDER=%d", ordered);
       CHECK_MSG(unpackChecks(t, 0, total), "whole unpack, DDTC_UNPACK_ORDER=%d",
                 ordered);
@@ -648,21 +655,6 @@ DDTC_TEST("fake-driver", fakeDriver) {
 }
 
 namespace {
-
-/// Pinned host memory from the driver.
-struct PinnedBuffer {
-  const cu::DriverAPI &api;
-  unsigned char *p = nullptr;
-  PinnedBuffer(const cu::DriverAPI &api, size_t n) : api(api) {
-    void *q = nullptr;
-    if (api.cuMemAllocHost(&q, n) == cu::CUDA_SUCCESS)
-      p = static_cast<unsigned char *>(q);
-  }
-  ~PinnedBuffer() {
-    if (p)
-      api.cuMemFreeHost(p);
-  }
-};
 
 cu::CUdeviceptr address(const void *p) {
   return reinterpret_cast<cu::CUdeviceptr>(p);

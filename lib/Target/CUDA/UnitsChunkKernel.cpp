@@ -116,15 +116,14 @@ void emitFirstItem(const std::string &at, const std::string &ind,
      << ind << "}\n";
 }
 
-/// The unpack's loop over the group's words of `w` bytes (4 or 8) for plans
-/// whose units are whole aligned words (p.word_unpack; words of 16 bytes
-/// only in destination order, as the chunk loop does the same in packed
-/// order): a thread a word,
-/// one load and one store, consecutive threads on consecutive packed words;
-/// a word cut by a, b or an item's end, or at a misaligned destination,
-/// goes byte by byte. With the table in destination order (`dest`) the
-/// words are consecutive in origin order instead, each read from its
-/// item's packed place (src_s).
+/// The unpack's loop over the group's words of `w` bytes for plans whose
+/// units are whole aligned words: a thread a word, one load and one store.
+/// In packed order (p.word_unpack, words of 4 or 8 bytes) consecutive
+/// threads take consecutive packed words; with the table in destination
+/// order (`dest`, also words of 16 bytes, which the chunk loop moves as
+/// well in packed order) consecutive words in origin order, each read from
+/// its item's packed place (src_s). A word cut by a, b or an item's end, or
+/// at a misaligned address, goes byte by byte.
 void emitWordUnpack(int64_t w, std::ostream &os) {
   const std::string W = std::to_string(w);
   const char *T = w == 16 ? "ulonglong2" : cudaWordType(w);
@@ -160,10 +159,6 @@ void emitWordUnpack(int64_t w, std::ostream &os) {
      << "      continue;\n"
      << "    }\n";
 }
-
-} // namespace
-
-namespace {
 
 /// Whether the units of a chunk plan are short whole words of its width (4
 /// or more) at aligned packed and origin offsets.
