@@ -626,15 +626,20 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   const int64_t width = t.specialized ? t.specialized->width : 1;
   const int64_t shift =
       static_cast<int64_t>(reinterpret_cast<uintptr_t>(origin) & 15);
-  if (!t.isVariant && config().alignVariants && (shift & (width - 1)) != 0) {
+  if (!t.isVariant && config().alignVariants && (shift & (width - 1)) != 0 &&
+      !((t.variantsFailed.load(std::memory_order_relaxed) >> shift) & 1)) {
     ddtc_type_s *v = nullptr;
     Status s = alignmentVariant(t, shift, v);
     if (s.ok())
       return runKernel(pack, *v,
                        reinterpret_cast<const unsigned char *>(origin) - shift,
                        count, lo, hi, packed, stream, maxCtas);
+    // Said once: the calls after it take the type's own kernels at once.
+    t.variantsFailed.fetch_or(static_cast<uint16_t>(1u << shift),
+                              std::memory_order_relaxed);
     logVerbose("type " + t.name + ": no variant for its origin's offset (" +
-               s.message + "); its own kernels serve the call");
+               s.message + "); its own kernels serve the call and the "
+               "later ones from that offset");
   }
 
   const DriverAPI *api = nullptr;

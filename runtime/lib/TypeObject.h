@@ -74,6 +74,9 @@ struct ddtc_type_s {
   /// bytes past a 16-byte boundary where the type's kernels need more
   /// alignment (alignmentVariant); under `m`. A variant has none itself.
   std::unique_ptr<ddtc_type_s> shifted[16];
+  /// Bit i: the variant for offset i could not be made; calls from such
+  /// origins take the type's own kernels without planning it again.
+  std::atomic<uint16_t> variantsFailed{0};
   bool isVariant = false;
 };
 
