@@ -52,6 +52,7 @@ cu::CUcontext ensureContext(const cu::DriverAPI &api, const void *address) {
 struct ContextStreams {
   cu::CUcontext ctx = nullptr;
   cu::CUstream main = nullptr, copy = nullptr;
+  cu::CUstream read[kReadStreams] = {};
 };
 struct ThreadStreams {
   std::vector<ContextStreams> streams;
@@ -123,7 +124,8 @@ static ContextStreams *contextStreams(const void *address) {
   for (ContextStreams &c : threadStreams.streams)
     if (c.ctx == ctx)
       return &c;
-  threadStreams.streams.push_back({ctx, nullptr, nullptr});
+  threadStreams.streams.push_back({});
+  threadStreams.streams.back().ctx = ctx;
   return &threadStreams.streams.back();
 }
 
@@ -138,6 +140,19 @@ void *threadStream(const void *address) {
   if (!c->main && driver()->cuStreamCreate(&c->main, 0) != cu::CUDA_SUCCESS)
     c->main = nullptr;
   return c->main;
+}
+
+void *threadReadStream(const void *address, int i) {
+  if (i <= 0 || i >= kReadStreams)
+    return threadStream(address);
+  ContextStreams *c = contextStreams(address);
+  if (!c)
+    return nullptr;
+  // Blocking, as the main stream: after the legacy stream's earlier work.
+  if (!c->read[i] &&
+      driver()->cuStreamCreate(&c->read[i], 0) != cu::CUDA_SUCCESS)
+    c->read[i] = nullptr;
+  return c->read[i];
 }
 
 void *threadCopyStream(const void *address) {

@@ -101,14 +101,46 @@ bool packRange(Operation &op, int64_t lo, int64_t hi, char *out) {
                    settings().maxCtas) == DDTC_SUCCESS;
 }
 
-/// Unpacks bytes [lo, hi) of the message from device memory at `in`.
-bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in) {
+/// Unpacks bytes [lo, hi) of the message from device memory at `in`, on
+/// `stream` (the operation's by default).
+bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in,
+                 void *stream = nullptr) {
   CostScope cost(Cost::Unpack);
+  if (!stream)
+    stream = op.stream;
   if (op.contiguous)
     return copyDeviceAsync(userBytes(op) + lo, in, static_cast<size_t>(hi - lo),
-                           op.stream);
+                           stream);
   return ddtc_unpack(op.info->type, const_cast<void *>(op.buf), op.count, lo,
-                     hi, in, op.stream, settings().maxCtas) == DDTC_SUCCESS;
+                     hi, in, stream, settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Receiver: the stream whose kernel reads fragment k straight from the
+/// peer's memory. Kernels reading over the link one after another on one
+/// stream each wait for the last loads of the one before; on several
+/// streams in turn a fragment's tail overlaps the next one's head
+/// (bench/results/2026-11-29-NVIDIA-H200-x2-peer-rates). Fragments are
+/// disjoint byte ranges of the packed stream, so their unpacks write
+/// disjoint bytes. Each extra stream first waits for what the operation's
+/// stream had queued. One stream where the flag words order the reads (the
+/// counts they write must grow in order) or where copies do the reading.
+void *readStream(Operation &op, int k) {
+  const bool kernels = !op.contiguous || pulled(op);
+  const int n = streamOrdered(op) || !kernels ? 1 : settings().readStreams;
+  const int i = n > 1 ? k % n : 0;
+  if (i == 0)
+    return op.stream;
+  void *s = threadReadStream(op.buf, i);
+  if (!s)
+    return nullptr;
+  if (!(op.readersJoined & (1u << i))) {
+    if (!op.readStart && !(op.readStart = recordEvent(op.stream)))
+      return nullptr;
+    if (!streamWait(s, op.readStart))
+      return nullptr;
+    op.readersJoined |= 1u << i;
+  }
+  return s;
 }
 
 /// Receiver of a pulled message: packs bytes [lo, hi) of the sender's
@@ -200,6 +232,9 @@ bool abandon(Operation &op) {
     syncStream(op.stream, ignored);
   if (op.copyStream)
     syncStream(op.copyStream, ignored);
+  for (int i = 1; i < kReadStreams; ++i)
+    if (op.readersJoined & (1u << i))
+      syncStream(threadReadStream(op.buf, i), ignored);
   note(1, "a CUDA IPC transfer with rank %d failed (error %d)", op.peerWorld,
        op.error);
   // Streams waiting for flag words the peer will not write now are freed
@@ -778,14 +813,15 @@ bool advanceIpcRecv(Operation &op) {
            unpackRange(op, lo, lo + len, s.buf);
       s.s = Slot::S::Copying;
     } else {
-      ok = ok &&
-           (pulled(op) ? packFromPeer(op, lo, lo + len, userBytes(op) + lo,
-                                      op.stream)
-                       : unpackRange(op, lo, lo + len, src)) &&
-           (!ordered || streamWriteWord(op.stream, &op.flagWords[1], count));
+      reader = readStream(op, k);
+      ok = ok && reader &&
+           (pulled(op)
+                ? packFromPeer(op, lo, lo + len, userBytes(op) + lo, reader)
+                : unpackRange(op, lo, lo + len, src, reader)) &&
+           (!ordered || streamWriteWord(reader, &op.flagWords[1], count));
       s.s = Slot::S::Unpacking;
     }
-    s.unpacked = ok ? recordEvent(op.stream) : nullptr;
+    s.unpacked = ok ? recordEvent(s.buf ? op.stream : reader) : nullptr;
     if (!s.unpacked) {
       op.error = MPI_ERR_OTHER;
       return abandon(op);
@@ -818,6 +854,9 @@ void finishIpc(Operation &op) {
     op.slots.clear();
   releaseEvent(op.event);
   op.event = nullptr;
+  releaseEvent(op.readStart);
+  op.readStart = nullptr;
+  op.readersJoined = 0;
   for (auto &[event, slot] : op.pushed)
     releaseEvent(event);
   op.pushed.clear();

@@ -80,6 +80,16 @@ struct Settings {
   int64_t fragmentMin = 128 << 10;
   int depth = 4;                      ///< DDTC_MPI_DEPTH (fragments in flight)
   int maxCtas = 0;                    ///< DDTC_MPI_CTAS (0: no cap)
+  /// DDTC_MPI_READ_STREAMS: the streams an IPC receiver spreads its reads
+  /// of the peer's memory over, fragment after fragment (1: its one stream).
+  /// On one stream each kernel reading over NVLink waits for the last loads
+  /// of the one before it: on two H200s fragments of 1 MiB cost 3 us more
+  /// each than one read of the whole; on 4 streams in turn, 0.7 us. But
+  /// kernels that all run at once finish at once and give the sender's ring
+  /// back at once, which then stands empty while it packs again: two
+  /// streams, each kernel's tail beside the next one's head, were fastest
+  /// (bench/results/2026-11-29-NVIDIA-H200-x2-read-streams).
+  int readStreams = 2;
   Protocol protocol = Protocol::Auto; ///< DDTC_MPI_PROTOCOL
   bool handshake = true; ///< DDTC_MPI_HANDSHAKE=0: some ranks lack the library
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
@@ -215,6 +225,10 @@ bool copyToDevice(void *device, const void *host, size_t bytes);
 /// A second stream of the calling thread, for copies that overlap the
 /// kernels of the first (the IPC receiver's staging copies).
 void *threadCopyStream(const void *address);
+/// The calling thread's i-th stream for reads of a peer's memory
+/// (1 <= i < kReadStreams; the 0th is threadStream's), made on first use.
+constexpr int kReadStreams = 8;
+void *threadReadStream(const void *address, int i);
 /// Makes `stream` wait for `event` (recorded on another stream).
 bool streamWait(void *stream, void *event);
 /// Asynchronous copy between device buffers (peer memory included).

@@ -147,6 +147,11 @@ struct Operation {
   PeerMapping peerMemory;    ///< the peer's memory, mapped here
   char *peerBytes = nullptr; ///< the peer's bytes as mapped here
   void *copyStream = nullptr;
+  /// Receiver reading the peer's memory on several streams: the event on
+  /// `stream` they wait for before their first read of this transfer, and
+  /// which of them have (bit i: threadReadStream's i-th).
+  void *readStart = nullptr;
+  unsigned readersJoined = 0;
   int32_t signal = 0; ///< the last "ready k" / "returned k" / done received
   MPI_Request signalReq = MPI_REQUEST_NULL;
   int signals = 0;       ///< signals received so far

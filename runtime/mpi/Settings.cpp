@@ -5,6 +5,7 @@
 
 #include "Layer.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +72,8 @@ Settings read() {
   s.fragmentMinSet = std::getenv("DDTC_MPI_FRAGMENT_MIN") != nullptr;
   s.depth = static_cast<int>(envBytes("DDTC_MPI_DEPTH", s.depth, 1));
   s.maxCtas = static_cast<int>(envBytes("DDTC_MPI_CTAS", 0, 0));
+  s.readStreams = static_cast<int>(std::min<int64_t>(
+      envBytes("DDTC_MPI_READ_STREAMS", s.readStreams, 1), kReadStreams));
   if (const char *p = std::getenv("DDTC_MPI_PROTOCOL"); p && *p) {
     if (!parseProtocol(p, s.protocol))
       std::fprintf(stderr,
