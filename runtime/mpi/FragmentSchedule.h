@@ -56,6 +56,11 @@ public:
   /// and the first one (equal without a ramp).
   int64_t largestFragment() const { return largest; }
   int64_t firstFragment() const { return first; }
+  /// Fragments of each ramp (opening and closing), and between them: the
+  /// middle fragments, of nearly equal length, are fragments
+  /// [rampFragments(), rampFragments() + middleFragments()).
+  int64_t rampFragments() const { return rampCount; }
+  int64_t middleFragments() const { return middleCount; }
 
 private:
   int64_t bytes = 0, largest = 1, first = 1;

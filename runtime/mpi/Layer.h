@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "FragmentSchedule.h"
+#include "PipelineModel.h"
 #include "ddtc/ddtc.h"
 
 #include <atomic>
@@ -122,25 +123,6 @@ struct Settings {
   bool eagerAsync = true;
 };
 
-/// The figures of the IPC pipeline's model (Model.cpp): fixed cost of a
-/// message, host cost per fragment, the rate of the copy between the GPUs
-/// and of the local pack/unpack kernels. From DDTC_MPI_IPC_START_US,
-/// _ALPHA_US, _LINK_GBPS, _LOCAL_GBPS, else from the calibration file of
-/// this GPU, driver and host (ddtc-mpi-calibrate), else defaults measured
-/// on two H200s.
-struct ModelFigures {
-  double startUs = 10.0;
-  double alphaUs = 8.0;
-  double linkGBps = 350.0;
-  double localGBps = 1500.0;
-  /// Messages up to DDTC_MPI_EAGER_LIMIT: the eager protocol's fixed cost
-  /// and rate, and the one-way time of a small message through IPC (only a
-  /// calibration sets it: without one, such messages stay eager).
-  double eagerStartUs = 0.0;
-  double eagerGBps = 4.0;
-  double ipcSmallUs = 1e9;
-  std::string source = "defaults";
-};
 /// Whether the model predicts a message of `bytes` (up to the eager limit)
 /// faster through IPC than eager.
 bool smallFasterThroughIpc(int64_t bytes);

@@ -1,37 +1,19 @@
 //===- Model.cpp - The fragments of the IPC pipeline ----------------------===//
 //
-// A pipelined message of M packed bytes in n fragments (FragmentSchedule.h:
-// the first of `first` bytes, doubling up to the largest, `largest`, and
-// shrinking again to the last) costs, as the pipeline runs (the postal and
-// max-rate models of the seeds):
+// The model of a pipelined message (PipelineModel.cpp) chooses its
+// fragments.
 //
-//   T = start + n * alpha + M / min(link, kernel) + (first + last) / kernel
-//
-// start: the note, the answer and the closing message;
-// alpha: what one fragment costs the host (a kernel launch, events, the
-//        ready and return messages);
-// link:  the rate of the copy between the GPUs (or within one);
-// local: the rate of a pack or unpack kernel in local memory: the first
-//        fragment's pack and the last one's unpack do not overlap the link;
-// kernel: local for the message's own type, which reads `amp` bytes of
-//        memory per packed byte where the calibration's kernel reads one
-//        (estimateReadAmplification of its layout: 8.9 for doubles 4 KiB
-//        apart, 1.0 for long runs): kernel = local * 2 / (amp + 1); the
-//        pipeline moves no faster than the slower of the link and it.
-//
-// Small first and last fragments shorten the last term and add fragments:
-// the model tries the largest fragment among the powers of two from 256 KiB
-// to 64 MiB (with fixed fragments the best lies near
-// sqrt(M * alpha * local / 2)) and the first among those from 64 KiB up to
-// the largest, and takes the fastest (the fewer fragments on a tie).
+// Small first and last fragments start the pipeline sooner and add
+// fragments: the model tries the largest fragment among the powers of two
+// from 256 KiB to 64 MiB and the first among those from 64 KiB up to the
+// largest, and takes the fastest (the fewer fragments on a tie).
 //
 // The figures come from the environment (DDTC_MPI_IPC_START_US, _ALPHA_US,
-// _LINK_GBPS, _LOCAL_GBPS), else from the calibration file that
+// _GAP_US, _LINK_GBPS, _LOCAL_GBPS), else from the calibration file that
 // ddtc-mpi-calibrate measured for this GPU, driver and host (in the ddtc
 // cache folder), else from defaults fitted to the ping-pong of two H200s
-// joined by NVLink (10 us, 8 us, 350 GB/s, 1500 GB/s: median error 7% from
-// 1 MiB up, bench/results/*-ipc). DDTC_MPI_FRAGMENT and
-// DDTC_MPI_FRAGMENT_MIN override the choices.
+// joined by NVLink (10 us, 9.5 us, 4.75 us, 370 GB/s, 1400 GB/s).
+// DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN override the choices.
 //
 // Messages up to DDTC_MPI_EAGER_LIMIT go eager (through pinned host memory)
 // unless a calibration measured a small message through IPC faster than
@@ -110,6 +92,8 @@ bool readFile(const std::string &path, ModelFigures &f) {
       read.startUs = std::atof(rest.c_str());
     else if (key == "ipc_alpha_us")
       read.alphaUs = std::atof(rest.c_str());
+    else if (key == "ipc_gap_us")
+      read.gapUs = std::atof(rest.c_str());
     else if (key == "ipc_link_gbps")
       read.linkGBps = std::atof(rest.c_str());
     else if (key == "ipc_local_gbps")
@@ -172,14 +156,17 @@ const ModelFigures &modelFigures() {
     bool set = false;
     f.startUs = envNumber("DDTC_MPI_IPC_START_US", f.startUs, set);
     f.alphaUs = envNumber("DDTC_MPI_IPC_ALPHA_US", f.alphaUs, set);
+    f.gapUs = envNumber("DDTC_MPI_IPC_GAP_US", f.gapUs, set);
     f.linkGBps = envNumber("DDTC_MPI_IPC_LINK_GBPS", f.linkGBps, set);
     f.localGBps = envNumber("DDTC_MPI_IPC_LOCAL_GBPS", f.localGBps, set);
     if (set)
       f.source += " and DDTC_MPI_IPC_*";
     note(2,
          "model of the IPC pipeline (%s): start %.1f us, %.1f us per "
-         "fragment, link %.0f GB/s, kernels %.0f GB/s",
-         f.source.c_str(), f.startUs, f.alphaUs, f.linkGBps, f.localGBps);
+         "fragment on the hosts and %.2f us on the GPUs, link %.0f GB/s, "
+         "kernels %.0f GB/s",
+         f.source.c_str(), f.startUs, f.alphaUs, f.gapUs, f.linkGBps,
+         f.localGBps);
     return f;
   }();
   return figures;
@@ -198,24 +185,7 @@ void chooseFragment(int64_t bytes) {
 
 double predictIpcUs(const FragmentSchedule &schedule,
                     double readAmplification) {
-  const ModelFigures &m = modelFigures();
-  int64_t n = schedule.count();
-  if (n == 0)
-    return 0;
-  // One fragment is packed and unpacked whole, with nothing to overlap.
-  double ends =
-      static_cast<double>(schedule.length(0) + schedule.length(n - 1));
-  // The type's kernels: the calibrated rate moves one byte read and one
-  // written per packed byte; this type reads readAmplification. The
-  // pipeline runs no faster than its slowest stage, the link or the
-  // kernels.
-  const double kernelGBps =
-      m.localGBps * 2.0 / (std::max(readAmplification, 1.0) + 1.0);
-  // GB/s = 1e3 bytes per microsecond.
-  return m.startUs + static_cast<double>(n) * m.alphaUs +
-         static_cast<double>(schedule.total()) /
-             (std::min(m.linkGBps, kernelGBps) * 1e3) +
-         ends / (kernelGBps * 1e3);
+  return pipelineUs(modelFigures(), schedule, readAmplification);
 }
 
 double predictInPlaceUs(const FragmentSchedule &schedule) {
@@ -323,6 +293,23 @@ extern "C" {
 __attribute__((visibility("default"))) void
 ddtc_mpi_set_fragment(long long bytes) {
   ddtc::mpi::chooseFragment(bytes);
+}
+
+/// For calibration: the model's time for `bytes` in fixed fragments of
+/// `fragment` bytes of a type reading one byte per packed byte, with the
+/// given figures (so that the fit and the layer share one formula).
+__attribute__((visibility("default"))) double
+ddtc_mpi_model_predict(double startUs, double alphaUs, double gapUs,
+                       double linkGBps, double localGBps, long long bytes,
+                       long long fragment) {
+  ddtc::mpi::ModelFigures m;
+  m.startUs = startUs;
+  m.alphaUs = alphaUs;
+  m.gapUs = gapUs;
+  m.linkGBps = linkGBps;
+  m.localGBps = localGBps;
+  return ddtc::mpi::pipelineUs(
+      m, ddtc::mpi::FragmentSchedule(bytes, fragment, fragment), 1.0);
 }
 
 /// The calibration file this process reads; the buffer gets the path

@@ -1824,19 +1824,21 @@ int main(int argc, char **argv) {
                     contend > 0 ? &contention : nullptr);
       }
       checkMpi(PMPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+      // The model's prediction for rank 0's side's type, while it lives
+      // (MPI_Type_free sets the handle to MPI_DATATYPE_NULL, which stands
+      // for a type whose pack reads only its own bytes).
+      if (rank == 0 && (gPredict || gPredictType)) {
+        double pred = gPredictType
+                          ? gPredictType((long long)p.packed, 1, s.in.type)
+                          : gPredict((long long)p.packed, 1);
+        if (pred >= 0)
+          p.predictedUs = pred;
+      }
       s.release();
       ++seed;
 
       if (rank == 0) {
         double d = p.t[DDTC].us;
-        if (gPredict || gPredictType) {
-          // Rank 0 sends its side's type.
-          double pred = gPredictType
-                            ? gPredictType((long long)p.packed, 1, s.in.type)
-                            : gPredict((long long)p.packed, 1);
-          if (pred >= 0)
-            p.predictedUs = pred;
-        }
         std::string busyCells;
         if (contend > 0)
           busyCells = " " + cell(p.t[DDTC].busyUs, "%*.2f", 9) + " " +

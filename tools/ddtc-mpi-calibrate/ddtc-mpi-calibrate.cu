@@ -4,9 +4,10 @@
 // device buffers through the layer (one-way = half the round trip, median
 // of --reps):
 //   - a vector type (blocks of 64 B, stride 128 B) through CUDA IPC at
-//     4 MiB and 64 MiB packed, in fragments of 1, 4 and 16 MiB: least
-//     squares give the IPC pipeline's fixed cost per message (start), its
-//     host cost per fragment (alpha) and the rate of the moving stage (link);
+//     4 MiB and 64 MiB packed, in fragments of 1, 4 and 16 MiB: the layer's
+//     model fitted to them gives the IPC pipeline's fixed cost per message
+//     (start), the hosts' and the GPUs' cost per fragment (alpha, gap) and
+//     the rate of the moving stage (link);
 //   - MPI_Pack of that type between device buffers: the local kernel rate;
 //   - the same type through the eager protocol (host memory) at 64 B and
 //     64 KiB: its fixed cost and rate, against which the layer decides
@@ -30,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -85,58 +87,6 @@ double pingPong(void *buf, int count, MPI_Datatype type, int reps, int iters,
   return us;
 }
 
-/// Solves the least-squares fit y = a + b * x1 + c * x2 (normal equations).
-/// Least squares y = a + b x; false when x does not vary.
-bool fit2(const std::vector<double> &x, const std::vector<double> &y,
-          double &a, double &b) {
-  double n = static_cast<double>(y.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  double d = n * sxx - sx * sx;
-  if (n < 2 || std::fabs(d) < 1e-30)
-    return false;
-  b = (n * sxy - sx * sy) / d;
-  a = (sy - b * sx) / n;
-  return true;
-}
-
-bool fit3(const std::vector<double> &x1, const std::vector<double> &x2,
-          const std::vector<double> &y, double &a, double &b, double &c) {
-  double m[3][4] = {};
-  for (size_t i = 0; i < y.size(); ++i) {
-    double v[3] = {1, x1[i], x2[i]};
-    for (int r = 0; r < 3; ++r) {
-      for (int k = 0; k < 3; ++k)
-        m[r][k] += v[r] * v[k];
-      m[r][3] += v[r] * y[i];
-    }
-  }
-  for (int col = 0; col < 3; ++col) {
-    int piv = col;
-    for (int r = col + 1; r < 3; ++r)
-      if (std::fabs(m[r][col]) > std::fabs(m[piv][col]))
-        piv = r;
-    if (std::fabs(m[piv][col]) < 1e-30)
-      return false;
-    for (int k = 0; k < 4; ++k)
-      std::swap(m[col][k], m[piv][k]);
-    for (int r = 0; r < 3; ++r)
-      if (r != col) {
-        double f = m[r][col] / m[col][col];
-        for (int k = 0; k < 4; ++k)
-          m[r][k] -= f * m[col][k];
-      }
-  }
-  a = m[0][3] / m[0][0];
-  b = m[1][3] / m[1][1];
-  c = m[2][3] / m[2][2];
-  return true;
-}
-
 void usage() {
   std::printf(
       "usage: mpirun -np 2 -x LD_PRELOAD=BUILD/lib/libddtc-mpi.so "
@@ -187,8 +137,11 @@ int main(int argc, char **argv) {
   auto modelPath = symbol<int (*)(char *, int)>("ddtc_mpi_model_path");
   auto ipcReceives = symbol<long long (*)()>("ddtc_mpi_ipc_receives");
   auto active = symbol<int (*)()>("ddtc_mpi_active");
+  auto predict =
+      symbol<double (*)(double, double, double, double, double, long long,
+                        long long)>("ddtc_mpi_model_predict");
   if (size != 2 || !setProtocol || !setFragment || !modelPath || !ipcReceives ||
-      !active || !active()) {
+      !active || !predict || !active()) {
     if (rank == 0)
       std::fprintf(stderr, "ddtc-mpi-calibrate: run 2 ranks with libddtc-mpi "
                            "preloaded and active (see --help)\n");
@@ -296,33 +249,60 @@ int main(int argc, char **argv) {
   double hostLarge = pingPong(host.data(), static_cast<int>(host.size()),
                               MPI_BYTE, reps, 20, true);
 
-  // Fit T - 2 f / local = start + n * alpha + M / link over the IPC points.
-  std::vector<double> xn, xm, y;
+  // Fit the layer's model (its Model.cpp, through ddtc_mpi_model_predict)
+  // to the IPC points. For each cost per fragment (alpha) and link rate of
+  // a grid, the start and the GPUs' cost per fragment (gap) enter linearly:
+  // least squares of the relative errors give them (neither negative); the
+  // pair with the smallest error wins.
+  std::vector<const Point *> fitted;
   for (const Point &p : points)
-    if (p.fragment >= kMiB) {
-      double f = static_cast<double>(std::min(p.bytes, p.fragment));
-      xn.push_back(std::ceil(static_cast<double>(p.bytes) / p.fragment));
-      xm.push_back(static_cast<double>(p.bytes));
-      y.push_back(p.us - 2 * f / (localGBps * 1e3));
+    if (p.fragment >= kMiB)
+      fitted.push_back(&p);
+  double start = 0, alpha = 0, gap = 0, linkGBps = 0;
+  double bestErr = std::numeric_limits<double>::infinity();
+  std::vector<double> base(fitted.size()), frags(fitted.size());
+  for (size_t i = 0; i < fitted.size(); ++i)
+    frags[i] = std::ceil(static_cast<double>(fitted[i]->bytes) /
+                         static_cast<double>(fitted[i]->fragment));
+  for (double a = 0.5; a <= 40.0; a += 0.25)
+    for (double link = 20.0; link <= localGBps * 1.0001; link *= 1.01) {
+      double sw = 0, swn = 0, swnn = 0, swr = 0, swnr = 0;
+      for (size_t i = 0; i < fitted.size(); ++i) {
+        base[i] = predict(0, a, 0, link, localGBps, fitted[i]->bytes,
+                          fitted[i]->fragment);
+        double y = fitted[i]->us, w = 1.0 / (y * y), r = y - base[i];
+        double n = frags[i];
+        sw += w, swn += w * n, swnn += w * n * n, swr += w * r,
+            swnr += w * n * r;
+      }
+      double d = sw * swnn - swn * swn, s = 0, g = 0;
+      if (std::fabs(d) > 1e-30) {
+        s = (swr * swnn - swn * swnr) / d;
+        g = (sw * swnr - swn * swr) / d;
+      }
+      if (g < 0 || std::fabs(d) <= 1e-30) {
+        g = 0;
+        s = swr / sw;
+      }
+      if (s < 0) {
+        s = 0;
+        g = std::max(0.0, swnr / swnn);
+      }
+      double err = 0;
+      for (size_t i = 0; i < fitted.size(); ++i) {
+        double e = (s + g * frags[i] + base[i] - fitted[i]->us) / fitted[i]->us;
+        err += e * e;
+      }
+      if (err < bestErr) {
+        bestErr = err;
+        start = s, alpha = a, gap = g, linkGBps = link;
+      }
     }
-  double start = 0, alpha = 0, inv = 0;
-  bool ok = fit3(xn, xm, y, start, alpha, inv) && inv > 0 && alpha > 0;
-  // A link faster than the GPU's own memory (or none at all) means the
-  // transfer term is not separable from the per-fragment cost: the ranks
-  // share one GPU, whose peer reads are local reads. Then the link is the
-  // local rate and only the start and the cost per fragment are fitted.
-  const double localInv = 1.0 / (localGBps * 1e3);
-  bool sameMemory = false;
-  if (!ok || inv < localInv) {
-    std::vector<double> rest(y.size());
-    for (size_t i = 0; i < y.size(); ++i)
-      rest[i] = y[i] - xm[i] * localInv;
-    sameMemory = fit2(xn, rest, start, alpha) && alpha > 0;
-    ok = sameMemory;
-    inv = localInv;
-  }
-  double linkGBps = ok ? 1.0 / inv / 1e3 : 0;
-  start = std::max(start, 0.0);
+  const bool ok = fitted.size() >= 4 && std::isfinite(bestErr);
+  // The fastest link the grid allows: the points leave no link rate apart
+  // from the kernels' (the ranks share one GPU, whose peer reads are local
+  // reads).
+  const bool sameMemory = ok && linkGBps * 1.01 > localGBps;
   double eagerGBps =
       (64 * 1024 - 64) / std::max(eagerLarge - eagerSmall, 1e-3) / 1e3;
 
@@ -343,20 +323,22 @@ int main(int argc, char **argv) {
                            "model (no positive rate or cost per fragment)\n");
       rc = 4;
     } else {
-      std::printf("model: start %.1f us, %.1f us per fragment, link %.0f "
-                  "GB/s%s, kernels %.0f GB/s\n",
-                  start, alpha, linkGBps,
+      std::printf("model: start %.1f us, %.1f us per fragment on the hosts "
+                  "and %.2f us on the GPUs, link %.0f GB/s%s, kernels %.0f "
+                  "GB/s\n",
+                  start, alpha, gap, linkGBps,
                   sameMemory ? " (the local rate: the points leave no link "
                                "rate apart, as on one GPU)"
                              : "",
                   localGBps);
       double worst = 0;
-      for (size_t i = 0; i < y.size(); ++i) {
-        double pred = start + xn[i] * alpha + xm[i] * inv;
-        worst = std::max(worst, std::fabs(pred - y[i]) / (y[i] + 1e-9));
+      for (const Point *p : fitted) {
+        double pred = predict(start, alpha, gap, linkGBps, localGBps, p->bytes,
+                              p->fragment);
+        worst = std::max(worst, std::fabs(pred - p->us) / p->us);
       }
       std::printf("fit: worst relative error over the %zu IPC points %.0f%%\n",
-                  y.size(), 100 * worst);
+                  fitted.size(), 100 * worst);
     }
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -372,6 +354,7 @@ int main(int argc, char **argv) {
         << "host " << hostName << "\n"
         << "ipc_start_us " << start << "\n"
         << "ipc_alpha_us " << alpha << "\n"
+        << "ipc_gap_us " << gap << "\n"
         << "ipc_link_gbps " << linkGBps << "\n"
         << "ipc_local_gbps " << localGBps << "\n"
         << "eager_start_us " << eagerSmall << "\n"
@@ -404,7 +387,7 @@ int main(int argc, char **argv) {
         << ",\n  \"host_mpi_4mib_us\": " << hostLarge
         << ",\n  \"fit_ok\": " << (ok ? "true" : "false")
         << ",\n  \"ipc_start_us\": " << start
-        << ",\n  \"ipc_alpha_us\": " << alpha
+        << ",\n  \"ipc_alpha_us\": " << alpha << ",\n  \"ipc_gap_us\": " << gap
         << ",\n  \"ipc_link_gbps\": " << linkGBps
         << ",\n  \"ipc_local_gbps\": " << localGBps
         << ",\n  \"eager_start_us\": " << eagerSmall

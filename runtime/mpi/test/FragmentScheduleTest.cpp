@@ -103,6 +103,8 @@ TEST(FragmentSchedule, RampsGrowAndShrink) {
             (std::vector<int64_t>{2800, 1400, 700}));
   // 30000 - 2 * 4900 = 20200 between: 7 fragments of 2885 or 2886.
   EXPECT_EQ(s.count(), 13);
+  EXPECT_EQ(s.rampFragments(), 3);
+  EXPECT_EQ(s.middleFragments(), 7);
   for (size_t i = 3; i + 3 < v.size(); ++i)
     EXPECT_TRUE(v[i] == 2885 || v[i] == 2886) << v[i];
   expectCovers(s, 30000, 3000);
@@ -114,6 +116,8 @@ TEST(FragmentSchedule, RampsGrowAndShrink) {
   // 4 MiB - 2 x 960 KiB between the ramps: 3 fragments, evenly in
   // multiples of 256 bytes (the settings are): 742912, 742912, 742400.
   EXPECT_EQ(m.count(), 11);
+  EXPECT_EQ(m.rampFragments(), 4);
+  EXPECT_EQ(m.middleFragments(), 3);
   EXPECT_EQ(m.longest(), 742912);
   EXPECT_EQ(m.length(5), 742912);
   EXPECT_EQ(m.length(6), 742400);

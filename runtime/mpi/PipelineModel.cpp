@@ -1,0 +1,76 @@
+//===- PipelineModel.cpp - The time of a pipelined IPC message ------------===//
+//
+// A pipelined message of M packed bytes in n fragments of len_k bytes
+// (FragmentSchedule.h: the first of `first` bytes, doubling up to the
+// largest and shrinking again to the last) costs, as the pipeline runs (the
+// max-rate model of the seeds: each fragment takes its slowest stage):
+//
+//   T = start + alpha + first / kernel
+//         + sum over k of (max(alpha, len_k / min(link, kernel)) + gap)
+//
+// start: the note, the answer and the closing message;
+// alpha: what one fragment costs the hosts (a kernel launch on each side,
+//        events, the ready and return messages); the first one's is not
+//        hidden, the others overlap the moves of the fragments before;
+// link:  the rate of the move between the GPUs (or within one);
+// gap:   what a fragment costs the GPUs beside its bytes (a kernel reading
+//        over the link waits for its last loads before the next one);
+// local: the rate of a pack or unpack kernel in local memory: the first
+//        fragment's pack does not overlap anything;
+// kernel: local for the message's own type, which reads `amp` bytes of
+//        memory per packed byte where the calibration's kernel reads one
+//        (estimateReadAmplification of its layout: 8.9 for doubles 4 KiB
+//        apart, 1.0 for long runs): kernel = local * 2 / (amp + 1); the
+//        pipeline moves no faster than the slower of the link and it.
+//
+// On two H200s this form, fitted to the calibration's five points, put 18
+// held-out fixed schedules within 16% (median 4%), where the sum
+// start + n * alpha + M / link + (first + last) / kernel, with each
+// fragment's host cost in series with the link, was off by up to 23% and
+// fitted a link twice as fast as the SMs read the peer
+// (bench/results/2026-11-29-NVIDIA-H200-x2-fragments).
+//===----------------------------------------------------------------------===//
+
+#include "PipelineModel.h"
+
+#include <algorithm>
+
+namespace ddtc::mpi {
+
+double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
+                  double readAmplification) {
+  const int64_t n = schedule.count();
+  if (n == 0)
+    return 0;
+  // The type's kernels: the calibrated rate moves one byte read and one
+  // written per packed byte; this type reads readAmplification. The
+  // pipeline runs no faster than its slowest stage, the link or the
+  // kernels. GB/s = 1e3 bytes per microsecond.
+  const double kernel =
+      m.localGBps * 1e3 * 2.0 / (std::max(readAmplification, 1.0) + 1.0);
+  const double rate = std::min(m.linkGBps * 1e3, kernel);
+  auto stage = [&](double bytes) {
+    return std::max(m.alphaUs, bytes / rate) + m.gapUs;
+  };
+  double us =
+      m.startUs + m.alphaUs + static_cast<double>(schedule.length(0)) / kernel;
+  // The ramps fragment by fragment; the middle ones are of nearly equal
+  // length (there may be thousands).
+  const int64_t ramp = schedule.rampFragments(),
+                middle = schedule.middleFragments();
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == ramp && middle > 0) {
+      const int64_t end =
+          ramp + middle < n ? schedule.begin(ramp + middle) : schedule.total();
+      const double bytes = static_cast<double>(end - schedule.begin(ramp));
+      us += static_cast<double>(middle) *
+            stage(bytes / static_cast<double>(middle));
+      k += middle - 1;
+      continue;
+    }
+    us += stage(static_cast<double>(schedule.length(k)));
+  }
+  return us;
+}
+
+} // namespace ddtc::mpi
