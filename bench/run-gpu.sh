@@ -42,9 +42,12 @@
 #      compute-sanitizer on both ranks for a subset, then ddtc-mpi-bench
 #      --refs device (against a contiguous device buffer, the extent copy
 #      and the host-memory protocols; then the layer's path and the
-#      contiguous one alone), its read-mode and fragment sweeps,
-#      the ping-pong with a kernel holding half of each GPU (--contend) and
-#      the 3-d halo exchange (--halo);
+#      contiguous one alone), its read-mode, read-stream and fragment
+#      sweeps, the ping-pong with a kernel holding half of each GPU
+#      (--contend) and the 3-d halo exchange (--halo); with two GPUs and
+#      CuPy, the peer's memory read and written by SMs and copy engines
+#      (bench/peer-reads.py, bench/peer-fragments.py) and a pack or unpack
+#      call's host cost (bench/launch-cost.py);
 #   9. with the source bundles of the external suites in .external/ (see
 #      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
 #      through libddtc-mpi.
@@ -343,9 +346,12 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   ipc_x=("${mpirun_x[@]}" -x DDTC_MPI_PROTOCOL=ipc)
   # DDTC_IPC_PARTS picks parts of this step (each fits one 10-minute run):
   # tests (the layer suite and memcheck), bench (calibration and the main
-  # benchmark), sweeps (read mode, fragment sizes, contention, the halo
-  # exchange; it calibrates again when bench did not run).
-  ipc_parts=" ${DDTC_IPC_PARTS:-tests bench sweeps} "
+  # benchmark), sweeps (read mode, read streams, fragment sizes, contention,
+  # the halo exchange; it calibrates again when bench did not run), probes
+  # (with two GPUs and CuPy: the SMs' and the copy engine's rates on the
+  # peer's memory, whole and in fragments, and a pack or unpack call's host
+  # cost by where its packed buffer lives).
+  ipc_parts=" ${DDTC_IPC_PARTS:-tests bench sweeps probes} "
   ipc_part() { [[ $ipc_parts == *" $1 "* ]]; }
   if ipc_part tests; then
   step ipc-layer-auto timeout 300 "${mpirun_x[@]}" -np 2 "$layer" --cases 300 \
@@ -415,6 +421,11 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     mpi_bench mpi-ipc-read-stage "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=stage \
       "$mpibench" --refs device --layouts $sweep_layouts --sizes 1M,4M,64M \
       --reps 7 --json "$out/mpi-ipc-read-stage.json"
+    # The receiver's direct reads on one stream (the default spreads them
+    # over two), ddtc and (a) alone.
+    mpi_bench mpi-ipc-read-streams-1 "${ipcb_x[@]}" -x DDTC_MPI_READ_STREAMS=1 \
+      "$mpibench" --refs device --sizes 4M,16M,64M --time ddtc,a \
+      --reps 7 --json "$out/mpi-ipc-read-streams-1.json"
     # The receiver packing from the sender's buffer (no pack, no signal per
     # fragment on the sender), ddtc and (a) alone.
     mpi_bench mpi-ipc-read-pull "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
@@ -458,6 +469,21 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
       cat "$out"/mpi-ipc-contend-half*-summary.txt \
           "$out"/mpi-ipc-halo-summary.txt 2>/dev/null
     fi
+    fi
+  fi
+  if ipc_part probes; then
+    if [ "$ngpu" -ge 2 ] && python3 -c "import cupy" 2>/dev/null; then
+      step ipc-peer-reads timeout 200 python3 "$root/bench/peer-reads.py" \
+        --devices 0,1 --json "$out/ipc-peer-reads.json"
+      for m in 64 16; do
+        step ipc-peer-fragments-$m timeout 150 python3 \
+          "$root/bench/peer-fragments.py" --devices 0,1 --mib $m \
+          --json "$out/ipc-peer-fragments-$m.json"
+      done
+      step ipc-launch-cost timeout 200 python3 "$root/bench/launch-cost.py" \
+        "$build/lib/libddtc.so" --devices 0,1 --json "$out/ipc-launch-cost.json"
+    else
+      echo "== ipc probes: skipped (need two GPUs and CuPy)"
     fi
   fi
 fi
