@@ -122,11 +122,17 @@ bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in,
 /// (bench/results/2026-11-29-NVIDIA-H200-x2-peer-rates). Fragments are
 /// disjoint byte ranges of the packed stream, so their unpacks write
 /// disjoint bytes. Each extra stream first waits for what the operation's
-/// stream had queued. One stream where the flag words order the reads (the
+/// stream had queued before the transfer's first read. One stream where the
+/// flag words order the reads (the
 /// counts they write must grow in order) or where copies do the reading.
 void *readStream(Operation &op, int k) {
   const bool kernels = !op.contiguous || pulled(op);
   const int n = streamOrdered(op) || !kernels ? 1 : settings().readStreams;
+  // Marked before the first read is queued (fragments are read in order),
+  // so that the other streams wait for what came before the transfer, not
+  // for its first fragment.
+  if (n > 1 && !op.readStart && !(op.readStart = recordEvent(op.stream)))
+    return nullptr;
   const int i = n > 1 ? k % n : 0;
   if (i == 0)
     return op.stream;
@@ -134,8 +140,6 @@ void *readStream(Operation &op, int k) {
   if (!s)
     return nullptr;
   if (!(op.readersJoined & (1u << i))) {
-    if (!op.readStart && !(op.readStart = recordEvent(op.stream)))
-      return nullptr;
     if (!streamWait(s, op.readStart))
       return nullptr;
     op.readersJoined |= 1u << i;
