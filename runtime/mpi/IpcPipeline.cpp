@@ -123,8 +123,8 @@ bool unpackRange(Operation &op, int64_t lo, int64_t hi, const char *in,
 /// disjoint byte ranges of the packed stream, so their unpacks write
 /// disjoint bytes. Each extra stream first waits for what the operation's
 /// stream had queued before the transfer's first read. One stream where the
-/// flag words order the reads (the
-/// counts they write must grow in order) or where copies do the reading.
+/// flag words order the reads (the counts they write must grow in order) or
+/// where copies do the reading.
 void *readStream(Operation &op, int k) {
   const bool kernels = !op.contiguous || pulled(op);
   const int n = streamOrdered(op) || !kernels ? 1 : settings().readStreams;
