@@ -308,10 +308,14 @@ def plot(data, path, title):
     rows = (len(layouts) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows),
                              squeeze=False)
+    # --refs device measures other references under the same letters.
+    device = data.get("options", {}).get("references") == "device"
     series = (("ddtc_GBps", "ddtc (MPI_Send, device)", "o"),
-              ("a_GBps", "(a) host contiguous, PMPI", "s"),
+              ("a_GBps", "(a) contiguous device buffer, libddtc-mpi" if device
+               else "(a) host contiguous, PMPI", "s"),
               ("b_GBps", "(b) copy extent + host send", "^"),
-              ("c_GBps", "(c) pack + pinned + MPI_PACKED", "v"))
+              ("c_GBps", "(c) libddtc-mpi through host memory" if device
+               else "(c) pack + pinned + MPI_PACKED", "v"))
     for i, name in enumerate(layouts):
         ax = axes[i // cols][i % cols]
         mine = sorted((p for p in points if p["layout"] == name),
