@@ -129,39 +129,32 @@ static ContextStreams *contextStreams(const void *address) {
   return &threadStreams.streams.back();
 }
 
+/// `slot`, a stream of the calling thread, made on first use. Blocking, all
+/// of them: their work is ordered after what the application queued on the
+/// legacy default stream before the MPI call (a cudaMemcpy from pageable
+/// memory may return before its copy has landed), as an MPI call on a
+/// device buffer must see the buffer as of the call.
+static void *madeStream(cu::CUstream &slot) {
+  if (!slot && driver()->cuStreamCreate(&slot, 0) != cu::CUDA_SUCCESS)
+    slot = nullptr;
+  return slot;
+}
+
 void *threadStream(const void *address) {
   ContextStreams *c = contextStreams(address);
-  if (!c)
-    return nullptr;
-  // A blocking stream: its work is ordered after what the application
-  // queued on the legacy default stream before the MPI call (a cudaMemcpy
-  // from pageable memory may return before its copy has landed), as an MPI
-  // call on a device buffer must see the buffer as of the call.
-  if (!c->main && driver()->cuStreamCreate(&c->main, 0) != cu::CUDA_SUCCESS)
-    c->main = nullptr;
-  return c->main;
+  return c ? madeStream(c->main) : nullptr;
 }
 
 void *threadReadStream(const void *address, int i) {
   if (i <= 0 || i >= kReadStreams)
     return threadStream(address);
   ContextStreams *c = contextStreams(address);
-  if (!c)
-    return nullptr;
-  // Blocking, as the main stream: after the legacy stream's earlier work.
-  if (!c->read[i] &&
-      driver()->cuStreamCreate(&c->read[i], 0) != cu::CUDA_SUCCESS)
-    c->read[i] = nullptr;
-  return c->read[i];
+  return c ? madeStream(c->read[i]) : nullptr;
 }
 
 void *threadCopyStream(const void *address) {
   ContextStreams *c = contextStreams(address);
-  if (!c)
-    return nullptr;
-  if (!c->copy && driver()->cuStreamCreate(&c->copy, 0) != cu::CUDA_SUCCESS)
-    c->copy = nullptr;
-  return c->copy;
+  return c ? madeStream(c->copy) : nullptr;
 }
 
 namespace {

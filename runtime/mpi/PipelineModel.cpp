@@ -54,22 +54,21 @@ double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
   };
   double us =
       m.startUs + m.alphaUs + static_cast<double>(schedule.length(0)) / kernel;
-  // The ramps fragment by fragment; the middle ones are of nearly equal
-  // length (there may be thousands).
+  // The ramps fragment by fragment; the middle ones, of nearly equal
+  // length (there may be thousands), at once.
   const int64_t ramp = schedule.rampFragments(),
                 middle = schedule.middleFragments();
-  for (int64_t k = 0; k < n; ++k) {
-    if (k == ramp && middle > 0) {
-      const int64_t end =
-          ramp + middle < n ? schedule.begin(ramp + middle) : schedule.total();
-      const double bytes = static_cast<double>(end - schedule.begin(ramp));
-      us += static_cast<double>(middle) *
-            stage(bytes / static_cast<double>(middle));
-      k += middle - 1;
-      continue;
-    }
+  for (int64_t k = 0; k < ramp; ++k)
     us += stage(static_cast<double>(schedule.length(k)));
+  if (middle > 0) {
+    const int64_t end =
+        ramp + middle < n ? schedule.begin(ramp + middle) : schedule.total();
+    const double bytes = static_cast<double>(end - schedule.begin(ramp));
+    us += static_cast<double>(middle) *
+          stage(bytes / static_cast<double>(middle));
   }
+  for (int64_t k = ramp + middle; k < n; ++k)
+    us += stage(static_cast<double>(schedule.length(k)));
   return us;
 }
 

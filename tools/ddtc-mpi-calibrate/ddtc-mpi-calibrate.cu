@@ -260,10 +260,14 @@ int main(int argc, char **argv) {
       fitted.push_back(&p);
   double start = 0, alpha = 0, gap = 0, linkGBps = 0;
   double bestErr = std::numeric_limits<double>::infinity();
+  // Each point's count of fragments, as the model cuts it: what a gap of
+  // 1 us adds to its prediction.
   std::vector<double> base(fitted.size()), frags(fitted.size());
   for (size_t i = 0; i < fitted.size(); ++i)
-    frags[i] = std::ceil(static_cast<double>(fitted[i]->bytes) /
-                         static_cast<double>(fitted[i]->fragment));
+    frags[i] = predict(0, 0, 1, localGBps, localGBps, fitted[i]->bytes,
+                       fitted[i]->fragment) -
+               predict(0, 0, 0, localGBps, localGBps, fitted[i]->bytes,
+                       fitted[i]->fragment);
   for (double a = 0.5; a <= 40.0; a += 0.25)
     for (double link = 20.0; link <= localGBps * 1.0001; link *= 1.01) {
       double sw = 0, swn = 0, swnn = 0, swr = 0, swnr = 0;
@@ -319,8 +323,9 @@ int main(int argc, char **argv) {
                 "us; eager 64 KiB %.2f us\n",
                 ipcSmall, eagerSmall, eagerLarge);
     if (!ok) {
-      std::fprintf(stderr, "ddtc-mpi-calibrate: the IPC points do not fit the "
-                           "model (no positive rate or cost per fragment)\n");
+      std::fprintf(stderr, "ddtc-mpi-calibrate: too few IPC points to fit the "
+                           "model (%zu of at least 4)\n",
+                   fitted.size());
       rc = 4;
     } else {
       std::printf("model: start %.1f us, %.1f us per fragment on the hosts "
