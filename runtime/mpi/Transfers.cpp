@@ -382,7 +382,8 @@ bool restartOnHost(Operation &op) {
 namespace {
 
 /// Sender: the zero-byte message, its note and the wait for the answer;
-/// the first fragments are packed at once, while the answer travels.
+/// the first fragments are packed at once (the very first before the
+/// posts), while the answer travels.
 int startPipeSend(Operation &op) {
   op.total = packedBytes(op);
   trace("pipeline-send", -1, op.total);
@@ -410,6 +411,14 @@ int startPipeSend(Operation &op) {
   op.note.fragment = static_cast<int32_t>(op.plan.largestFragment());
   op.note.firstFragment = static_cast<int32_t>(op.plan.firstFragment());
   op.answered = false;
+  // The first fragment's pack is on the message's critical path (the
+  // receiver waits for it) and its launch costs the host a few
+  // microseconds: launched before the posts below, it runs while they are
+  // made. The other slots are filled after them, so that the note is not
+  // held back by launches nobody waits for yet.
+  if (!op.slots.empty() && op.slots.front().s == Slot::S::Free &&
+      op.nextFrag < op.nfrag && !packNext(op, op.slots.front()))
+    return raise(op.comm, MPI_ERR_OTHER, ddtc_last_error());
   note(3, "%s %lld bytes to %d tag %d (%s, id %d, %d fragments)",
        modeName(op.mode), static_cast<long long>(op.total), op.peer, op.tag,
        op.ipc ? "CUDA IPC" : "pipelined", op.note.id, op.nfrag);
