@@ -195,6 +195,12 @@ fi
 # defaults, and the benchmark says so).
 step traffic-calibration timeout 300 "$build/bin/ddtc-bench" --calibrate-traffic \
   --out "$out/traffic-calibration.json"
+# What one pack or unpack call costs its thread, beside the driver calls it
+# is made of; and the same without the pointer checks.
+step launch-cost timeout 120 "$build/bin/ddtc-bench" --launch-cost \
+  --out "$out/launch-cost.json"
+step launch-cost-unchecked timeout 120 env DDTC_CHECK_POINTERS=0 \
+  "$build/bin/ddtc-bench" --launch-cost --out "$out/launch-cost-unchecked.json"
 calibration=()
 [ -s "$out/traffic-calibration.json" ] &&
   calibration=(--traffic-calibration "$out/traffic-calibration.json")

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchCuda.h"
+#include "LaunchCost.h"
 #include "LayoutFile.h"
 #include "TrafficCalibration.h"
 #include "TrafficModel.h"
@@ -385,6 +386,7 @@ int usage() {
       "                  [--yaksa-no-host] [--max-ctas N]\n"
       "       ddtc-bench --calibrate-traffic --out FILE.json [--reps N]\n"
       "                  [--device-mib N] [--host-mib N]\n"
+      "       ddtc-bench --launch-cost [--out FILE.json] [--reps N]\n"
       "       ddtc-bench --count-traffic --layouts FILE.tsv --out FILE.json\n"
       "                  [--only NAME]... [the traffic model options]\n\n"
       "Benchmarks ddtc pack/unpack against cudaMemcpy, cudaMemcpy2D/3D and\n"
@@ -427,6 +429,9 @@ int usage() {
       "256-byte aligned), and writes it without touching a GPU;\n"
       "`bench/summarize.py --retraffic` divides an earlier run's kernel\n"
       "times by it.\n"
+      "--launch-cost times what one ddtc_pack or ddtc_unpack of 64 KiB\n"
+      "costs the calling thread (--reps batches of 50 calls, the median per\n"
+      "call), beside the driver calls it is made of; --out keeps the JSON.\n"
       "--disk-child is internal: commit every layout from the disk cache and\n"
       "print the times.");
   return 0;
@@ -499,6 +504,7 @@ int main(int argc, char **argv) {
   const char *costOptionName = "";
   long long deviceMiB = 1024, hostMiB = 256;
   bool check = true, diskChild = false, calibrate = false, countOnly = false;
+  bool launchCost = false;
   std::string yaksaOption;
   double yaksaTimeout = 60;
   bool yaksaHost = true;
@@ -555,6 +561,8 @@ int main(int argc, char **argv) {
       yaksaTimeout = (double)intArg(a.c_str(), argv[++i], 1, 3600);
     else if (a == "--calibrate-traffic")
       calibrate = true;
+    else if (a == "--launch-cost")
+      launchCost = true;
     else if (a == "--device-mib" && i + 1 < argc)
       deviceMiB = intArg(a.c_str(), argv[++i], 1, 1 << 20);
     else if (a == "--host-mib" && i + 1 < argc)
@@ -564,6 +572,11 @@ int main(int argc, char **argv) {
                    a.c_str());
       return 2;
     }
+  }
+  if (launchCost && (calibrate || countOnly || !layoutsPath.empty())) {
+    std::fprintf(stderr, "ddtc-bench: --launch-cost goes alone (with --out "
+                         "and --reps at most)\n");
+    return 2;
   }
   if (calibrate && outPath.empty()) {
     std::fprintf(stderr, "ddtc-bench: --calibrate-traffic needs --out\n");
@@ -582,12 +595,13 @@ int main(int argc, char **argv) {
                          "--count-traffic do not go together\n");
     return 2;
   }
-  if (!calibrate && (layoutsPath.empty() || (outPath.empty() && !diskChild))) {
+  if (!calibrate && !launchCost &&
+      (layoutsPath.empty() || (outPath.empty() && !diskChild))) {
     std::fprintf(stderr, "ddtc-bench: --layouts and --out are required\n");
     return 2;
   }
   std::vector<Layout> layouts;
-  if (!calibrate)
+  if (!calibrate && !launchCost)
     layouts = readLayouts(layoutsPath);
   if (!only.empty())
     layouts.erase(std::remove_if(layouts.begin(), layouts.end(),
@@ -597,7 +611,7 @@ int main(int argc, char **argv) {
                                  }),
                   layouts.end());
   // Before any GPU work, so a bad calibration file stops the run at once.
-  if (!calibrate && !diskChild &&
+  if (!calibrate && !launchCost && !diskChild &&
       !chooseTrafficModel(traffic, granuleOption, costOption, costOptionName))
     return 2;
   if (countOnly)
@@ -612,6 +626,8 @@ int main(int argc, char **argv) {
   if (calibrate)
     return ddtc::runTrafficCalibration(outPath, reps, deviceMiB, hostMiB);
   CHECK_DDTC(ddtc_init());
+  if (launchCost)
+    return ddtc::runLaunchCost(outPath, 50, reps);
 
   if (diskChild) {
     // A fresh process: every kernel must come from the disk cache.

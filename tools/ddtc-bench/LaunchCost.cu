@@ -1,0 +1,212 @@
+//===- LaunchCost.cu - What a pack or unpack call costs its thread --------===//
+//
+// Each timed call moves a small range (64 KiB), so the GPU never holds the
+// launches back: the figure is the calling thread's time alone. The driver
+// calls a ddtc call makes are timed the same way beside it, so that what is
+// left is ddtc's own work.
+//===----------------------------------------------------------------------===//
+
+#include "LaunchCost.h"
+
+#include "BenchCuda.h"
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+extern char **environ;
+
+namespace ddtc {
+namespace {
+
+__global__ void emptyKernel(const void *, void *, const long long *,
+                            const void *) {}
+
+double nowUs() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch())
+      .count();
+}
+
+template <typename T> T entryPoint(const char *name) {
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CHECK_CUDA(cudaGetDriverEntryPointByVersion(name, &fn, 12000,
+                                              cudaEnableDefault, &q));
+  if (!fn || q != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "ddtc-bench: the driver has no %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<T>(fn);
+}
+
+struct Timer {
+  cudaStream_t stream;
+  int batch, batches;
+  FILE *json;
+  bool first = true;
+
+  /// Median microseconds per call of `fn` over the batches.
+  void time(const std::string &name, const std::function<void()> &fn) {
+    fn();
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<double> per;
+    for (int b = 0; b < batches; ++b) {
+      double t0 = nowUs();
+      for (int i = 0; i < batch; ++i)
+        fn();
+      per.push_back((nowUs() - t0) / batch);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+    }
+    CHECK_CUDA(cudaGetLastError());
+    std::sort(per.begin(), per.end());
+    const double med = per[per.size() / 2];
+    std::printf("%-58s %7.2f us per call (min %.2f)\n", name.c_str(), med,
+                per.front());
+    std::fflush(stdout);
+    if (json)
+      std::fprintf(json,
+                   "%s\n  {\"call\": \"%s\", \"us\": %.4f, \"min_us\": %.4f}",
+                   first ? "" : ",", name.c_str(), med, per.front());
+    first = false;
+  }
+};
+
+struct TypeCase {
+  const char *name;
+  const char *spec;
+  long long extent; // bytes an instance spans from its origin
+};
+
+const TypeCase kTypes[] = {
+    {"vector-4KiB", "t = hvector(16384, 4096, 8192, char)", 16384LL * 8192},
+    {"vector-16B", "t = hvector(4194304, 16, 32, char)", 4194304LL * 32},
+    {"particles",
+     "p = struct([3, 3, 1, 1], [0, 24, 36, 40], [double, float, int, char])\n"
+     "t = contiguous(349526, resized(0, 48, p))",
+     349526LL * 48},
+};
+
+} // namespace
+
+int runLaunchCost(const std::string &outPath, int batch, int batches) {
+  using CtxGetCurrent = CUresult (*)(CUcontext *);
+  using CtxGetId = CUresult (*)(CUcontext, unsigned long long *);
+  using PointerGetAttribute =
+      CUresult (*)(void *, CUpointer_attribute, CUdeviceptr);
+  using LaunchKernel =
+      CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                   unsigned, unsigned, CUstream, void **, void **);
+  auto ctxGetCurrent = entryPoint<CtxGetCurrent>("cuCtxGetCurrent");
+  auto ctxGetId = entryPoint<CtxGetId>("cuCtxGetId");
+  auto pointerGetAttribute =
+      entryPoint<PointerGetAttribute>("cuPointerGetAttribute");
+  auto launchKernel = entryPoint<LaunchKernel>("cuLaunchKernel");
+
+  constexpr long long kRange = 64 << 10;
+  long long span = 0;
+  for (const TypeCase &c : kTypes)
+    span = std::max(span, c.extent);
+  unsigned char *origin = nullptr, *packed = nullptr, *mapped = nullptr;
+  CHECK_CUDA(cudaMalloc(&origin, span + 4096));
+  CHECK_CUDA(cudaMalloc(&packed, span + 4096));
+  CHECK_CUDA(cudaHostAlloc(&mapped, kRange, cudaHostAllocMapped));
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  FILE *json = nullptr;
+  if (!outPath.empty() && !(json = std::fopen(outPath.c_str(), "w"))) {
+    std::fprintf(stderr, "ddtc-bench: cannot write %s\n", outPath.c_str());
+    return 1;
+  }
+  if (json) {
+    std::fprintf(json, "{\"batch\": %d, \"batches\": %d, \"env\": {", batch,
+                 batches);
+    bool firstEnv = true;
+    for (char **e = environ; *e; ++e)
+      if (std::strncmp(*e, "DDTC_", 5) == 0) {
+        const char *eq = std::strchr(*e, '=');
+        std::fprintf(json, "%s\"%.*s\": \"%s\"", firstEnv ? "" : ", ",
+                     static_cast<int>(eq - *e), *e, eq + 1);
+        firstEnv = false;
+      }
+    std::fprintf(json, "},\n \"calls\": [");
+  }
+  Timer timer{stream, batch, batches, json};
+
+  int64_t bytes = 0;
+  ddtc_type named = nullptr;
+  CHECK_DDTC(ddtc_type_from_spec("t = contiguous(1, char)", "t", &named));
+  CHECK_DDTC(ddtc_type_commit(named));
+  timer.time("a C API call that launches nothing (ddtc_type_packed_size)",
+             [&] { ddtc_type_packed_size(named, 1, &bytes); });
+  CUcontext ctx = nullptr;
+  timer.time("cuCtxGetCurrent", [&] { ctxGetCurrent(&ctx); });
+  unsigned long long id = 0;
+  timer.time("cuCtxGetId", [&] { ctxGetId(ctx, &id); });
+  unsigned memType = 0;
+  timer.time("cuPointerGetAttribute(MEMORY_TYPE), device memory", [&] {
+    pointerGetAttribute(&memType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                        reinterpret_cast<CUdeviceptr>(packed + 4096));
+  });
+  timer.time("cuPointerGetAttribute(MEMORY_TYPE), mapped host memory", [&] {
+    pointerGetAttribute(&memType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                        reinterpret_cast<CUdeviceptr>(mapped));
+  });
+  cudaFunction_t fn = nullptr;
+  CHECK_CUDA(
+      cudaGetFuncBySymbol(&fn, reinterpret_cast<const void *>(&emptyKernel)));
+  CUdeviceptr a0 = reinterpret_cast<CUdeviceptr>(origin),
+              a1 = reinterpret_cast<CUdeviceptr>(packed), a3 = 0;
+  long long params[8] = {};
+  long long *a2 = params;
+  void *args[4] = {&a0, &a1, &a2, &a3};
+  timer.time("cuLaunchKernel, an empty kernel of 4 arguments", [&] {
+    launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, stream,
+                 args, nullptr);
+  });
+  timer.time("cuLaunchKernel, the same on the legacy default stream", [&] {
+    launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0,
+                 nullptr, args, nullptr);
+  });
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  for (const TypeCase &c : kTypes) {
+    ddtc_type t = nullptr;
+    CHECK_DDTC(ddtc_type_from_spec(c.spec, "t", &t));
+    CHECK_DDTC(ddtc_type_commit(t));
+    CHECK_DDTC(ddtc_type_wait(t));
+    const std::string n = c.name;
+    timer.time(n + ": ddtc_pack of no bytes (checks only)",
+               [&] { ddtc_pack(t, origin, 1, 0, 0, packed, stream, 0); });
+    timer.time(n + ": ddtc_pack of 64 KiB into device memory", [&] {
+      CHECK_DDTC(ddtc_pack(t, origin, 1, 0, kRange, packed, stream, 0));
+    });
+    timer.time(n + ": ddtc_unpack of 64 KiB from device memory", [&] {
+      CHECK_DDTC(ddtc_unpack(t, origin, 1, 0, kRange, packed, stream, 0));
+    });
+    timer.time(n + ": ddtc_unpack, the same on the legacy default stream", [&] {
+      CHECK_DDTC(ddtc_unpack(t, origin, 1, 0, kRange, packed, nullptr, 0));
+    });
+    timer.time(n + ": ddtc_pack of 64 KiB into mapped host memory", [&] {
+      CHECK_DDTC(ddtc_pack(t, origin, 1, 0, kRange, mapped, stream, 0));
+    });
+    CHECK_CUDA(cudaDeviceSynchronize());
+    ddtc_type_free(&t);
+  }
+  ddtc_type_free(&named);
+  if (json) {
+    std::fprintf(json, "\n]}\n");
+    std::fclose(json);
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  CHECK_CUDA(cudaFreeHost(mapped));
+  CHECK_CUDA(cudaFree(packed));
+  CHECK_CUDA(cudaFree(origin));
+  return 0;
+}
+
+} // namespace ddtc
