@@ -13,6 +13,7 @@
 #include "CheckedMath.h"
 #include "Layout.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ddtc {
@@ -54,7 +55,9 @@ namespace {
 using Segments = std::vector<Segment>;
 
 /// Calls `fn(point offset)` for every nest point of `seg`, in pack order.
-template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
+/// Calls fn(at) for the nest points of `seg` in order while it returns
+/// true.
+template <typename Fn> void forEachPointWhile(const Segment &seg, Fn fn) {
   size_t nd = seg.dims.size();
   for (const Dim &d : seg.dims)
     if (d.count <= 0)
@@ -62,7 +65,8 @@ template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
   std::vector<int64_t> idx(nd, 0);
   int64_t at = seg.offset;
   while (true) {
-    fn(at);
+    if (!fn(at))
+      return;
     size_t k = nd;
     while (k-- > 0) {
       at += seg.dims[k].stride;
@@ -74,6 +78,13 @@ template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
     if (k == static_cast<size_t>(-1))
       return;
   }
+}
+
+template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
+  forEachPointWhile(seg, [&](int64_t at) {
+    fn(at);
+    return true;
+  });
 }
 
 void shift(Segments &segs, int64_t by) {
@@ -526,6 +537,78 @@ double estimateReadAmplification(const CanonicalLayout &layout,
     packed += bytes;
   }
   return packed > 0 ? read / packed : 1.0;
+}
+
+double estimateWriteAmplification(const CanonicalLayout &layout,
+                                  int64_t maxRuns) {
+  constexpr int64_t kSector = 32, kSectorsPerLine = 4, kLineRead = 96;
+  // The sample: whole instances' runs (an instance may fill the sectors of
+  // the one before) until maxRuns are listed.
+  std::vector<Run> runs;
+  const size_t cap = static_cast<size_t>(std::max<int64_t>(maxRuns, 1));
+  for (int64_t i = 0; runs.size() < cap; ++i) {
+    const size_t before = runs.size();
+    for (const Segment &seg : layout.segments) {
+      forEachPointWhile(seg, [&](int64_t at) {
+        for (const Run &r : seg.runs)
+          runs.push_back({i * layout.extent + at + r.offset, r.length});
+        return runs.size() < cap;
+      });
+      if (runs.size() >= cap)
+        break;
+    }
+    if (runs.size() == before || layout.extent <= 0)
+      break;
+  }
+  if (runs.empty())
+    return 1.0;
+  auto byOffset = [](const Run &a, const Run &b) {
+    return a.offset < b.offset;
+  };
+  if (!std::is_sorted(runs.begin(), runs.end(), byOffset)) // most are
+    std::sort(runs.begin(), runs.end(), byOffset);
+  auto floorDiv = [](int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  };
+  double bytes = 0, sectors = 0, partialLines = 0;
+  int64_t sector = INT64_MIN, filled = 0, lastPartialLine = INT64_MIN;
+  auto close = [&]() {
+    if (sector == INT64_MIN)
+      return;
+    ++sectors;
+    const int64_t line = floorDiv(sector, kSectorsPerLine);
+    if (filled < kSector && line != lastPartialLine) {
+      ++partialLines;
+      lastPartialLine = line;
+    }
+  };
+  int64_t end = INT64_MIN; // the end of the runs so far (they may overlap)
+  for (const Run &r : runs) {
+    const int64_t a = std::max(r.offset, end), b = r.offset + r.length;
+    if (b <= a)
+      continue;
+    end = b;
+    bytes += static_cast<double>(b - a);
+    const int64_t first = floorDiv(a, kSector), last = floorDiv(b - 1, kSector);
+    if (first != sector) {
+      close();
+      sector = first;
+      filled = 0;
+    }
+    if (first == last) {
+      filled += b - a;
+      continue;
+    }
+    filled += (first + 1) * kSector - a;
+    close();
+    sectors += static_cast<double>(last - first - 1); // whole ones
+    sector = last;
+    filled = b - last * kSector;
+  }
+  close();
+  return (static_cast<double>(kSector) * sectors +
+          static_cast<double>(kLineRead) * partialLines) /
+         bytes;
 }
 
 } // namespace ddtc

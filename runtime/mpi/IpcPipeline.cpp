@@ -185,7 +185,7 @@ bool offerPull(Operation &op) {
   // that may never come again.
   constexpr size_t kAutoMostSpecBytes = 4096;
   if (op.contiguous || !op.info->type || op.count <= 0 ||
-      op.info->readAmplification > kPullMostAmplification || !wantsPull(op))
+      op.info->traffic.read > kPullMostAmplification || !wantsPull(op))
     return false;
   IpcRef ref;
   if (!exportDevice(userBytes(op), ref))
@@ -418,7 +418,7 @@ bool startIpcSend(Operation &op) {
   const bool pull = !readInPlace && offerPull(op);
   op.plan = readInPlace ? inPlaceSchedule(op.total)
             : pull      ? pullSchedule(op.total)
-                        : ipcSchedule(op.total, op.info->readAmplification);
+                        : ipcSchedule(op.total, op.info->traffic);
   op.nfrag = static_cast<int>(op.plan.count());
   op.slotBytes = slotBytesFor(op.plan);
   op.nextFrag = op.nextSend = op.fragsDone = op.signals = 0;

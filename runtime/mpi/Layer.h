@@ -136,11 +136,10 @@ std::string modelPath();
 void chooseFragment(int64_t bytes);
 
 /// The IPC pipeline's fragments for a message of `bytes` packed bytes of a
-/// type whose pack reads `readAmplification` bytes of memory per packed
-/// byte (TypeInfo): the largest and the first from DDTC_MPI_FRAGMENT and
-/// DDTC_MPI_FRAGMENT_MIN where given, else those the model predicts
-/// fastest.
-FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification = 1.0);
+/// type whose kernels move `traffic` per packed byte (TypeInfo): the
+/// largest and the first from DDTC_MPI_FRAGMENT and DDTC_MPI_FRAGMENT_MIN
+/// where given, else those the model predicts fastest.
+FragmentSchedule ipcSchedule(int64_t bytes, const KernelTraffic &traffic = {});
 /// The fragments of a message the receiver reads in place from the sender's
 /// contiguous buffer: one (up to 1 GiB each), since nothing is packed for
 /// later fragments to overlap; the model's as above where
@@ -153,7 +152,7 @@ FragmentSchedule pullSchedule(int64_t bytes);
 FragmentSchedule hostSchedule(int64_t bytes);
 /// The model's one-way time of a message through IPC in those fragments.
 double predictIpcUs(const FragmentSchedule &schedule,
-                    double readAmplification = 1.0);
+                    const KernelTraffic &traffic = {});
 /// The same for a message read in place (no pack, no kernels).
 double predictInPlaceUs(const FragmentSchedule &schedule);
 
@@ -338,10 +337,11 @@ struct TypeInfo {
   std::string why; ///< why ddtc does not pack it, when type is null
   /// The ddtc type was committed (kernels planned) for device use.
   std::atomic<bool> planned{false};
-  /// Bytes of memory a pack of the type reads per packed byte, estimated
-  /// from its layout when it is planned (estimateReadAmplification, 64-byte
-  /// pieces): the model's kernel rate for the type.
-  double readAmplification = 1.0;
+  /// Bytes of memory a pack of the type reads, and an unpack writes, per
+  /// packed byte, estimated from its layout when it is planned
+  /// (estimateReadAmplification in 64-byte pieces,
+  /// estimateWriteAmplification): the model's kernel rates for the type.
+  KernelTraffic traffic;
   /// Names the type to peers (PeerTypes.cpp): unique in the process, never
   /// reused, so that a peer's copy of a freed type is never taken for a
   /// later one.

@@ -161,26 +161,26 @@ ddtc_mpi_ipc_specs_resent(void) {
 
 /// For benchmarks: the model's one-way microseconds of a device message of
 /// `bytes` packed bytes of `type` to world rank `peer` through CUDA IPC (in
-/// the fragments it would choose; the type's kernel rate follows its layout:
-/// TypeInfo::readAmplification), or -1 when that peer is not reached
+/// the fragments it would choose; the type's kernel rates follow its layout:
+/// TypeInfo::traffic), or -1 when that peer is not reached
 /// through IPC. MPI_DATATYPE_NULL stands for a type whose pack reads only
 /// its own bytes.
 __attribute__((visibility("default"))) double
 ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
-  double amplification = 1.0;
+  KernelTraffic traffic;
   bool contiguous = false;
   if (type != MPI_DATATYPE_NULL) {
     TypeInfo *info = acquirePlannedType(type);
-    amplification = info->readAmplification;
+    traffic = info->traffic;
     contiguous = info->size > 0 && contiguousFor(*info, bytes / info->size);
     releaseType(info);
   }
   // A contiguous sender's buffer is read in place (IpcPipeline.cpp).
   if (contiguous)
     return predictInPlaceUs(inPlaceSchedule(bytes));
-  return predictIpcUs(ipcSchedule(bytes, amplification), amplification);
+  return predictIpcUs(ipcSchedule(bytes, traffic), traffic);
 }
 
 /// The same for a type that reads only its own bytes.

@@ -184,8 +184,8 @@ void chooseFragment(int64_t bytes) {
 }
 
 double predictIpcUs(const FragmentSchedule &schedule,
-                    double readAmplification) {
-  return pipelineUs(modelFigures(), schedule, readAmplification);
+                    const KernelTraffic &traffic) {
+  return pipelineUs(modelFigures(), schedule, traffic);
 }
 
 double predictInPlaceUs(const FragmentSchedule &schedule) {
@@ -238,7 +238,7 @@ FragmentSchedule pullSchedule(int64_t bytes) {
   return FragmentSchedule(bytes, largest, largest);
 }
 
-FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
+FragmentSchedule ipcSchedule(int64_t bytes, const KernelTraffic &traffic) {
   const Settings &s = settings();
   int64_t first = s.fragmentMinSet ? noteSize(s.fragmentMin) : 0;
   if (int64_t c = chosenFragment.load(std::memory_order_relaxed))
@@ -248,9 +248,10 @@ FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
   // The search costs a few microseconds: the last answer is kept per
   // thread (messages of one size tend to follow each other).
   thread_local int64_t lastBytes = -1;
-  thread_local double lastAmplification = 0;
+  thread_local KernelTraffic lastTraffic{0, 0};
   thread_local FragmentSchedule last;
-  if (bytes == lastBytes && readAmplification == lastAmplification)
+  if (bytes == lastBytes && traffic.read == lastTraffic.read &&
+      traffic.write == lastTraffic.write)
     return last;
   constexpr int64_t kLeast = int64_t(64) << 10,
                     kLargestLeast = int64_t(256) << 10,
@@ -259,7 +260,7 @@ FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
   double bestUs = std::numeric_limits<double>::infinity();
   auto consider = [&](int64_t largest, int64_t firstFragment) {
     FragmentSchedule candidate(bytes, largest, firstFragment);
-    double us = predictIpcUs(candidate, readAmplification);
+    double us = predictIpcUs(candidate, traffic);
     if (us < bestUs || (us == bestUs && candidate.count() < best.count())) {
       best = candidate;
       bestUs = us;
@@ -279,7 +280,7 @@ FragmentSchedule ipcSchedule(int64_t bytes, double readAmplification) {
       break;
   }
   lastBytes = bytes;
-  lastAmplification = readAmplification;
+  lastTraffic = traffic;
   last = best;
   return best;
 }
@@ -309,7 +310,8 @@ ddtc_mpi_model_predict(double startUs, double alphaUs, double gapUs,
   m.linkGBps = linkGBps;
   m.localGBps = localGBps;
   return ddtc::mpi::pipelineUs(
-      m, ddtc::mpi::FragmentSchedule(bytes, fragment, fragment), 1.0);
+      m, ddtc::mpi::FragmentSchedule(bytes, fragment, fragment),
+      ddtc::mpi::KernelTraffic{});
 }
 
 /// The calibration file this process reads; the buffer gets the path

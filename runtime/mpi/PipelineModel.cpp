@@ -17,11 +17,21 @@
 //        over the link waits for its last loads before the next one);
 // local: the rate of a pack or unpack kernel in local memory: the first
 //        fragment's pack does not overlap anything;
-// kernel: local for the message's own type, which reads `amp` bytes of
-//        memory per packed byte where the calibration's kernel reads one
+// kernel: local for the message's own type, whose pack reads `read` bytes
+//        of memory per packed byte where the calibration's kernel reads one
 //        (estimateReadAmplification of its layout: 8.9 for doubles 4 KiB
-//        apart, 1.0 for long runs): kernel = local * 2 / (amp + 1); the
-//        pipeline moves no faster than the slower of the link and it.
+//        apart, 1.0 for long runs): pack = local * 2 / (read + 1); and
+//        whose unpack moves `write` bytes per packed byte
+//        (estimateWriteAmplification: 16 for doubles 128 bytes or more
+//        apart, each making the memory read a line before the write):
+//        unpack = local * 2 / (write + 1), the receiver's type taken to be
+//        the sender's. The pipeline moves no faster than the slowest of the
+//        link and the two kernels.
+//
+// The unpack's term came from the cube's x face on two H200s
+// (bench/results/2026-11-29-NVIDIA-H200-x2-launch-and-faces): its unpack in
+// local memory takes 132.5 us at 16 MiB, where the link would move the
+// bytes in 46 us, and the model without it predicted the face 26-41% fast.
 //
 // On two H200s this form, fitted to the calibration's five points, put 18
 // held-out fixed schedules within 16% (median 4%), where the sum
@@ -38,17 +48,19 @@
 namespace ddtc::mpi {
 
 double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
-                  double readAmplification) {
+                  const KernelTraffic &traffic) {
   const int64_t n = schedule.count();
   if (n == 0)
     return 0;
   // The type's kernels: the calibrated rate moves one byte read and one
-  // written per packed byte; this type reads readAmplification. The
-  // pipeline runs no faster than its slowest stage, the link or the
-  // kernels. GB/s = 1e3 bytes per microsecond.
+  // written per packed byte; this type's pack reads traffic.read, its
+  // unpack writes traffic.write. The pipeline runs no faster than its
+  // slowest stage, the link or a kernel. GB/s = 1e3 bytes per microsecond.
   const double kernel =
-      m.localGBps * 1e3 * 2.0 / (std::max(readAmplification, 1.0) + 1.0);
-  const double rate = std::min(m.linkGBps * 1e3, kernel);
+      m.localGBps * 1e3 * 2.0 / (std::max(traffic.read, 1.0) + 1.0);
+  const double unpack =
+      m.localGBps * 1e3 * 2.0 / (std::max(traffic.write, 1.0) + 1.0);
+  const double rate = std::min({m.linkGBps * 1e3, kernel, unpack});
   auto stage = [&](double bytes) {
     return std::max(m.alphaUs, bytes / rate) + m.gapUs;
   };

@@ -35,11 +35,21 @@ struct ModelFigures {
   std::string source = "defaults";
 };
 
+/// What a type's kernels move in memory per packed byte (each >= 1): its
+/// pack's reads (estimateReadAmplification of its layout) and its unpack's
+/// writes (estimateWriteAmplification: a sector written in part makes the
+/// memory read its line first). A type of whole sectors and long runs moves
+/// one byte each way.
+struct KernelTraffic {
+  double read = 1.0;
+  double write = 1.0;
+};
+
 /// The predicted one-way time, in microseconds, of a message cut into
-/// `schedule` whose type's pack reads `readAmplification` bytes per packed
-/// byte (PipelineModel.cpp gives the formula).
+/// `schedule` whose type's kernels move `traffic` (PipelineModel.cpp gives
+/// the formula).
 double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
-                  double readAmplification);
+                  const KernelTraffic &traffic);
 
 } // namespace ddtc::mpi
 

@@ -90,7 +90,8 @@ void commitAndDescribe(TypeInfo *info) {
   if (!info->type->specialized)
     return;
   const CanonicalLayout &layout = info->type->specialized->layout;
-  info->readAmplification = estimateReadAmplification(layout, 64);
+  info->traffic.read = estimateReadAmplification(layout, 64);
+  info->traffic.write = estimateWriteAmplification(layout);
   // Normalization merges touching runs and folds contiguous dimensions: a
   // type whose bytes leave no gap and come in memory order is one run (a
   // subarray of whole planes, a vector of touching blocks).

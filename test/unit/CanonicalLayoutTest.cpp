@@ -340,3 +340,34 @@ TEST(ReadAmplification, FollowsTheLayout) {
   // An empty layout reads nothing and is not amplified.
   EXPECT_EQ(amp("t = contiguous(0, double)"), 1.0);
 }
+
+TEST(WriteAmplification, FollowsTheSectorsAndLines) {
+  auto amp = [](const char *spec) {
+    CanonicalLayout l = lowerToCanonical(*parse(spec));
+    detectVectors(l);
+    return estimateWriteAmplification(l);
+  };
+  // Whole sectors: the packed bytes alone.
+  EXPECT_DOUBLE_EQ(amp("t = contiguous(100000, double)"), 1.0);
+  EXPECT_DOUBLE_EQ(amp("t = vector(1000, 32, 64, double)"), 1.0);
+  // Doubles 512 bytes apart: a sector and a line read for every 8 bytes.
+  // (An instance's first run shares a sector with the one before's last,
+  // where the extent ends with a run: hence the tolerances.)
+  EXPECT_NEAR(amp("t = vector(1000, 1, 64, double)"), 128.0 / 8, 0.02);
+  // 16 bytes every 32: four partial sectors and one line read per 64 bytes.
+  EXPECT_NEAR(amp("t = vector(1000, 2, 4, double)"), 224.0 / 64, 0.005);
+  // 256-byte blocks 4 bytes past a sector: nine sectors, two of them in
+  // part in two lines.
+  EXPECT_DOUBLE_EQ(
+      amp("t = contiguous(1000, resized(0, 512, hindexed([64], [4], float)))"),
+      (9.0 * 32 + 2 * 96) / 256);
+  // Instances fill each other's sectors: 8 bytes every 16 leave half of
+  // every sector; 8 bytes every 8 leave none.
+  EXPECT_DOUBLE_EQ(amp("t = resized(0, 16, double)"), 224.0 / 64);
+  EXPECT_DOUBLE_EQ(amp("t = resized(0, 8, double)"), 1.0);
+  // Only the first runs are walked, and the estimate stays the same.
+  CanonicalLayout l =
+      lowerToCanonical(*parse("t = vector(100000, 1, 64, double)"));
+  EXPECT_DOUBLE_EQ(estimateWriteAmplification(l, 100), 16.0);
+  EXPECT_EQ(amp("t = contiguous(0, double)"), 1.0);
+}

@@ -256,6 +256,14 @@ std::string explainKernels(const std::string &name, const Datatype &type,
                       static_cast<double>(sectors * 32));
     os << "  useful share of the sectors the pack reads: " << buf << "\n";
   }
+  // What libddtc-mpi's pipeline model takes the type's kernels to move.
+  char est[96];
+  std::snprintf(est, sizeof est,
+                "%.2f read by a pack (64-byte pieces), %.2f moved by an "
+                "unpack",
+                estimateReadAmplification(plan.layout, 64),
+                estimateWriteAmplification(plan.layout));
+  os << "  model estimates, bytes of memory per packed byte: " << est << "\n";
   return os.str();
 }
 

@@ -2,8 +2,8 @@
 //
 // The model's formula against its terms worked out by hand: fragments bound
 // by the hosts and by the link, the first pack, the GPUs' gap per fragment,
-// a type whose kernels are slower than the link, and the middle fragments
-// summed at once agreeing with a sum fragment by fragment.
+// a type whose pack or unpack is slower than the link, and the middle
+// fragments summed at once agreeing with a sum fragment by fragment.
 //===----------------------------------------------------------------------===//
 
 #include "PipelineModel.h"
@@ -32,7 +32,7 @@ ModelFigures figures() {
 constexpr int64_t MiB = int64_t(1) << 20;
 
 TEST(PipelineModel, EmptyMessageTakesNoTime) {
-  EXPECT_EQ(pipelineUs(figures(), FragmentSchedule(0, MiB, MiB), 1.0), 0.0);
+  EXPECT_EQ(pipelineUs(figures(), FragmentSchedule(0, MiB, MiB), {}), 0.0);
 }
 
 TEST(PipelineModel, SmallFragmentsAreBoundByTheHosts) {
@@ -40,14 +40,14 @@ TEST(PipelineModel, SmallFragmentsAreBoundByTheHosts) {
   // hosts spend on it.
   FragmentSchedule s(16 * MiB, MiB, MiB);
   double expected = 10 + 8 + MiB / 1600e3 + 16 * (8 + 2);
-  EXPECT_NEAR(pipelineUs(figures(), s, 1.0), expected, 1e-9);
+  EXPECT_NEAR(pipelineUs(figures(), s, {}), expected, 1e-9);
 }
 
 TEST(PipelineModel, LargeFragmentsAreBoundByTheLink) {
   // 4 fragments of 16 MiB: each moves in 41.9 us, more than 8 us.
   FragmentSchedule s(64 * MiB, 16 * MiB, 16 * MiB);
   double expected = 10 + 8 + 16 * MiB / 1600e3 + 64 * MiB / 400e3 + 4 * 2;
-  EXPECT_NEAR(pipelineUs(figures(), s, 1.0), expected, 1e-9);
+  EXPECT_NEAR(pipelineUs(figures(), s, {}), expected, 1e-9);
 }
 
 TEST(PipelineModel, SlowKernelsBoundThePipeline) {
@@ -56,7 +56,19 @@ TEST(PipelineModel, SlowKernelsBoundThePipeline) {
   FragmentSchedule s(64 * MiB, 16 * MiB, 16 * MiB);
   double kernel = 320e3;
   double expected = 10 + 8 + 16 * MiB / kernel + 64 * MiB / kernel + 4 * 2;
-  EXPECT_NEAR(pipelineUs(figures(), s, 9.0), expected, 1e-6);
+  EXPECT_NEAR(pipelineUs(figures(), s, {9.0, 1.0}), expected, 1e-6);
+}
+
+TEST(PipelineModel, SlowUnpacksBoundThePipeline) {
+  // A type whose unpack moves 15 bytes per packed byte (doubles far apart,
+  // each making the memory read a line): 1600 * 2 / 16 = 200 GB/s. Its pack
+  // reads only its own bytes, so the first fragment packs at the full rate.
+  FragmentSchedule s(64 * MiB, 16 * MiB, 16 * MiB);
+  double expected = 10 + 8 + 16 * MiB / 1600e3 + 64 * MiB / 200e3 + 4 * 2;
+  EXPECT_NEAR(pipelineUs(figures(), s, {1.0, 15.0}), expected, 1e-6);
+  // The slower of the pack and the unpack bounds the fragments.
+  double both = 10 + 8 + 16 * MiB / 320e3 + 64 * MiB / 200e3 + 4 * 2;
+  EXPECT_NEAR(pipelineUs(figures(), s, {9.0, 15.0}), both, 1e-6);
 }
 
 TEST(PipelineModel, MiddleSummedAtOnceAgreesFragmentByFragment) {
@@ -69,7 +81,7 @@ TEST(PipelineModel, MiddleSummedAtOnceAgreesFragmentByFragment) {
     double bytewise = m.startUs + m.alphaUs + s.length(0) / 1600e3;
     for (int64_t k = 0; k < s.count(); ++k)
       bytewise += std::max(m.alphaUs, s.length(k) / 400e3) + m.gapUs;
-    EXPECT_NEAR(pipelineUs(m, s, 1.0), bytewise, 1e-6 * bytewise)
+    EXPECT_NEAR(pipelineUs(m, s, {}), bytewise, 1e-6 * bytewise)
         << "total " << total;
   }
 }
