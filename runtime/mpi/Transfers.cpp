@@ -335,9 +335,11 @@ bool packNext(Operation &op, Slot &slot) {
   int64_t lo = op.plan.begin(k), len = op.plan.length(k);
   const char *origin = static_cast<const char *>(op.buf);
   bool ok;
-  if (!op.contiguous)
+  if (!op.contiguous) {
+    CostScope cost(Cost::Pack);
     ok = ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len, slot.buf,
                    op.stream, settings().maxCtas) == DDTC_SUCCESS;
+  }
   else if (op.ipc) // the slot is device memory
     ok = copyDeviceAsync(slot.buf, origin + op.info->trueLb + lo,
                          static_cast<size_t>(len), op.stream);
@@ -411,6 +413,7 @@ int startPipeSend(Operation &op) {
   op.note.fragment = static_cast<int32_t>(op.plan.largestFragment());
   op.note.firstFragment = static_cast<int32_t>(op.plan.firstFragment());
   op.answered = false;
+  trace("pipeline-planned", -1, op.nfrag);
   // The first fragment's pack is on the message's critical path (the
   // receiver waits for it) and its launch costs the host a few
   // microseconds: launched before the posts below, it runs while they are
