@@ -3,7 +3,8 @@
 // Each timed call moves a small range (64 KiB), so the GPU never holds the
 // launches back: the figure is the calling thread's time alone. The driver
 // calls a ddtc call makes are timed the same way beside it, so that what is
-// left is ddtc's own work.
+// left is ddtc's own work. A few are timed one call at a time after the
+// thread slept or evicted its caches, as a layer's calls come.
 //===----------------------------------------------------------------------===//
 
 #include "LaunchCost.h"
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 extern char **environ;
 
@@ -64,14 +66,37 @@ struct Timer {
     }
     CHECK_CUDA(cudaGetLastError());
     std::sort(per.begin(), per.end());
-    const double med = per[per.size() / 2];
+    record(name, per[per.size() / 2], per.front());
+  }
+
+  /// The same for calls made one at a time, each after `before` has run
+  /// (a sleep, or work that evicts the CPU's caches): what a call costs a
+  /// thread that comes to it from elsewhere, as a layer's calls do.
+  void timeAlone(const std::string &name, const std::function<void()> &before,
+                 const std::function<void()> &fn) {
+    fn();
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    std::vector<double> per;
+    for (int b = 0; b < batches * 5; ++b) {
+      before();
+      double t0 = nowUs();
+      fn();
+      per.push_back(nowUs() - t0);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+    }
+    CHECK_CUDA(cudaGetLastError());
+    std::sort(per.begin(), per.end());
+    record(name, per[per.size() / 2], per.front());
+  }
+
+  void record(const std::string &name, double med, double least) {
     std::printf("%-58s %7.2f us per call (min %.2f)\n", name.c_str(), med,
-                per.front());
+                least);
     std::fflush(stdout);
     if (json)
       std::fprintf(json,
                    "%s\n  {\"call\": \"%s\", \"us\": %.4f, \"min_us\": %.4f}",
-                   first ? "" : ",", name.c_str(), med, per.front());
+                   first ? "" : ",", name.c_str(), med, least);
     first = false;
   }
 };
@@ -174,6 +199,7 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
   });
   CHECK_CUDA(cudaDeviceSynchronize());
 
+  std::vector<char> scratch(32 << 20);
   for (const TypeCase &c : kTypes) {
     ddtc_type t = nullptr;
     CHECK_DDTC(ddtc_type_from_spec(c.spec, "t", &t));
@@ -194,6 +220,33 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
     timer.time(n + ": ddtc_pack of 64 KiB into mapped host memory", [&] {
       CHECK_DDTC(ddtc_pack(t, origin, 1, 0, kRange, mapped, stream, 0));
     });
+    if (&c == &kTypes[0]) {
+      // One call at a time, after the thread slept or streamed through 32
+      // MiB of host memory (evicting the caches the call's code and the
+      // driver's data sat in).
+      auto unpack = [&] {
+        CHECK_DDTC(ddtc_unpack(t, origin, 1, 0, kRange, packed, stream, 0));
+      };
+      auto launchEmpty = [&] {
+        launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0,
+                     stream, args, nullptr);
+      };
+      auto sleep = [] {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      };
+      auto evict = [&] {
+        for (size_t i = 0; i < scratch.size(); i += 64)
+          scratch[i] = static_cast<char>(scratch[i] + 1);
+      };
+      timer.timeAlone("cuLaunchKernel alone, after 200 us asleep", sleep,
+                      launchEmpty);
+      timer.timeAlone("cuLaunchKernel alone, after 32 MiB of host writes",
+                      evict, launchEmpty);
+      timer.timeAlone(n + ": ddtc_unpack alone, after 200 us asleep", sleep,
+                      unpack);
+      timer.timeAlone(n + ": ddtc_unpack alone, after 32 MiB of host writes",
+                      evict, unpack);
+    }
     CHECK_CUDA(cudaDeviceSynchronize());
     ddtc_type_free(&t);
   }
