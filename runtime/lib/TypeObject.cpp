@@ -597,6 +597,14 @@ Status alignmentVariant(ddtc_type_s &t, int64_t shift, ddtc_type_s *&out) {
 
 } // namespace
 
+namespace {
+thread_local bool knownPointers = false;
+} // namespace
+
+KnownPointers::KnownPointers() : outer_(knownPointers) { knownPointers = true; }
+KnownPointers::~KnownPointers() { knownPointers = outer_; }
+bool pointersKnown() { return knownPointers; }
+
 Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                  int64_t lo, int64_t hi, const void *packed, void *stream,
                  int maxCtas) {
@@ -653,7 +661,8 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   if (!s.ok())
     return s;
   unsigned packedType = 0;
-  if (config().checkPointers) {
+  const bool checkPointers = config().checkPointers && !knownPointers;
+  if (checkPointers) {
     s = checkDevicePointer(*api, packed, "packed", &packedType);
     if (s.ok()) {
       // The first byte instance 0 touches (origin may be null, as
@@ -735,8 +744,8 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
       !sel.nests && isUnits(*sel.plan) && !unitsByChunks(*sel.plan);
   // Without the pointer checks, the packed buffer's kind is asked only where
   // it decides the kernels.
-  if (!config().checkPointers && (stagesHostPack(hi - lo, CU_MEMORYTYPE_HOST) ||
-                                  (unitsByWarps && config().mappedChunks)))
+  if (!checkPointers && (stagesHostPack(hi - lo, CU_MEMORYTYPE_HOST) ||
+                         (unitsByWarps && config().mappedChunks)))
     checkDevicePointer(*api, packed, "packed", &packedType);
   // A large pack into host memory: through device memory and a copy engine.
   if (stagesHostPack(hi - lo, packedType)) {

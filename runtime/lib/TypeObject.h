@@ -107,6 +107,26 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info);
 Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                  int64_t lo, int64_t hi, const void *packed, void *stream,
                  int maxCtas);
+/// For a caller that has asked the driver about its buffers already
+/// (libddtc-mpi's transfers: it looked up the user's first byte when it took
+/// the call, and the packed side is its own ring or mapping), the calling
+/// thread's packs and unpacks within the scope skip the pointer checks of
+/// DDTC_CHECK_POINTERS: two driver queries a call that a thread coming to
+/// the call cold pays for in cache misses. The kinds that choose kernels
+/// (a pack into host memory) are still asked.
+class KnownPointers {
+public:
+  KnownPointers();
+  ~KnownPointers();
+  KnownPointers(const KnownPointers &) = delete;
+  KnownPointers &operator=(const KnownPointers &) = delete;
+
+private:
+  bool outer_;
+};
+/// Whether the calling thread is within a KnownPointers scope.
+bool pointersKnown();
+
 /// Frees the type's device memory; the caller deletes it.
 void releaseType(ddtc_type_s &t);
 

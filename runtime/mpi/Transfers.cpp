@@ -635,6 +635,7 @@ std::atomic<long long> operationsStarted{0};
 /// that one waits in the queue of unposted sends (state Packing). Every
 /// other send hands the queue over before its own message (flushUnposted).
 int post(Operation &op, bool nonblocking = false) {
+  rt::KnownPointers known; // as in advance()
   operationsStarted.fetch_add(1, std::memory_order_relaxed);
   op.state = Operation::State::Posted;
   op.signalled = false;
@@ -727,6 +728,9 @@ void finishTransfer(Operation &op) {
 
 /// Advances one transfer; returns true when it is done.
 bool advance(Operation &op) {
+  // The buffers were looked up when the operation was posted, and the
+  // packed side is the layer's own: ddtc need not ask the driver again.
+  rt::KnownPointers known;
   switch (op.state) {
   case Operation::State::Idle:
   case Operation::State::Done:

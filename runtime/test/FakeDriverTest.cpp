@@ -14,6 +14,7 @@
 #include "TestUtil.h"
 
 #include "CUDADriver.h"
+#include "TypeObject.h"
 
 #include "ddtc/Core/SpecParser.h"
 #include "ddtc/Core/Typemap.h"
@@ -577,6 +578,19 @@ DDTC_TEST("fake-driver", fakeDriver) {
   CHECK(ddtc_unpack(t, origin.get(), count, 0, total, pageable.data(), nullptr,
                     0) == DDTC_ERROR_INVALID_POINTER);
   CHECK(std::strstr(ddtc_last_error(), "packed buffer"));
+  // A caller that knows its buffers (libddtc-mpi) skips the checks within a
+  // KnownPointers scope, and only there: the fake's kernels run on the CPU,
+  // so the unpack from pageable memory then goes through.
+  {
+    rt::KnownPointers known;
+    CHECK(rt::pointersKnown());
+    CHECK(ddtc_unpack(t, origin.get(), count, 0, total, pageable.data(),
+                      nullptr, 0) == DDTC_SUCCESS);
+    api->cuCtxSynchronize();
+  }
+  CHECK(!rt::pointersKnown());
+  CHECK(ddtc_unpack(t, origin.get(), count, 0, total, pageable.data(), nullptr,
+                    0) == DDTC_ERROR_INVALID_POINTER);
 
   // A strided type in generic mode runs its work-unit plan.
   setenv("DDTC_JIT", "generic", 1);
