@@ -439,8 +439,13 @@ int startPipeSend(Operation &op) {
   if (rc == MPI_SUCCESS)
     rc = PMPI_Irecv(&op.answer, sizeof op.answer, MPI_BYTE, op.peer,
                     answerTag(op.note.id), op.pair->data, &op.answerReq);
-  if (rc != MPI_SUCCESS)
+  if (rc != MPI_SUCCESS) {
+    // The first fragment's pack may still be writing the ring: it ends
+    // before the operation, and its ring, go back with the error.
+    std::string error;
+    syncStream(op.stream, error);
     return rc;
+  }
   if (!packFree(op))
     return raise(op.comm, MPI_ERR_OTHER, ddtc_last_error());
   op.state = Operation::State::SendPipe;
