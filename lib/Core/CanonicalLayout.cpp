@@ -54,9 +54,8 @@ namespace {
 
 using Segments = std::vector<Segment>;
 
-/// Calls `fn(point offset)` for every nest point of `seg`, in pack order.
-/// Calls fn(at) for the nest points of `seg` in order while it returns
-/// true.
+/// Calls `fn(point offset)` for the nest points of `seg`, in pack order,
+/// while it returns true.
 template <typename Fn> void forEachPointWhile(const Segment &seg, Fn fn) {
   size_t nd = seg.dims.size();
   for (const Dim &d : seg.dims)
@@ -80,6 +79,7 @@ template <typename Fn> void forEachPointWhile(const Segment &seg, Fn fn) {
   }
 }
 
+/// Calls `fn(point offset)` for every nest point of `seg`, in pack order.
 template <typename Fn> void forEachPoint(const Segment &seg, Fn fn) {
   forEachPointWhile(seg, [&](int64_t at) {
     fn(at);

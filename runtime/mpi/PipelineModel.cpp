@@ -5,8 +5,8 @@
 // largest and shrinking again to the last) costs, as the pipeline runs (the
 // max-rate model of the seeds: each fragment takes its slowest stage):
 //
-//   T = start + alpha + first / kernel
-//         + sum over k of (max(alpha, len_k / min(link, kernel)) + gap)
+//   T = start + alpha + first / pack
+//         + sum over k of (max(alpha, len_k / min(link, pack, unpack)) + gap)
 //
 // start: the note, the answer and the closing message;
 // alpha: what one fragment costs the hosts (a kernel launch on each side,
@@ -17,11 +17,12 @@
 //        over the link waits for its last loads before the next one);
 // local: the rate of a pack or unpack kernel in local memory: the first
 //        fragment's pack does not overlap anything;
-// kernel: local for the message's own type, whose pack reads `read` bytes
-//        of memory per packed byte where the calibration's kernel reads one
+// pack, unpack: the rates of the message type's kernels, local scaled to
+//        what they move: the pack reads `read` bytes of memory per packed
+//        byte where the calibration's kernel reads one
 //        (estimateReadAmplification of its layout: 8.9 for doubles 4 KiB
-//        apart, 1.0 for long runs): pack = local * 2 / (read + 1); and
-//        whose unpack moves `write` bytes per packed byte
+//        apart, 1.0 for long runs): pack = local * 2 / (read + 1); the
+//        unpack moves `write` bytes per packed byte
 //        (estimateWriteAmplification: 16 for doubles 128 bytes or more
 //        apart, each making the memory read a line before the write):
 //        unpack = local * 2 / (write + 1), the receiver's type taken to be
@@ -56,16 +57,16 @@ double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
   // written per packed byte; this type's pack reads traffic.read, its
   // unpack writes traffic.write. The pipeline runs no faster than its
   // slowest stage, the link or a kernel. GB/s = 1e3 bytes per microsecond.
-  const double kernel =
+  const double pack =
       m.localGBps * 1e3 * 2.0 / (std::max(traffic.read, 1.0) + 1.0);
   const double unpack =
       m.localGBps * 1e3 * 2.0 / (std::max(traffic.write, 1.0) + 1.0);
-  const double rate = std::min({m.linkGBps * 1e3, kernel, unpack});
+  const double rate = std::min({m.linkGBps * 1e3, pack, unpack});
   auto stage = [&](double bytes) {
     return std::max(m.alphaUs, bytes / rate) + m.gapUs;
   };
   double us =
-      m.startUs + m.alphaUs + static_cast<double>(schedule.length(0)) / kernel;
+      m.startUs + m.alphaUs + static_cast<double>(schedule.length(0)) / pack;
   // The ramps fragment by fragment; the middle ones, of nearly equal
   // length (there may be thousands), at once.
   const int64_t ramp = schedule.rampFragments(),

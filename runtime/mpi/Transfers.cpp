@@ -339,8 +339,7 @@ bool packNext(Operation &op, Slot &slot) {
     CostScope cost(Cost::Pack);
     ok = ddtc_pack(op.info->type, op.buf, op.count, lo, lo + len, slot.buf,
                    op.stream, settings().maxCtas) == DDTC_SUCCESS;
-  }
-  else if (op.ipc) // the slot is device memory
+  } else if (op.ipc) // the slot is device memory
     ok = copyDeviceAsync(slot.buf, origin + op.info->trueLb + lo,
                          static_cast<size_t>(len), op.stream);
   else
