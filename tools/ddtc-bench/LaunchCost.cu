@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -116,6 +117,110 @@ const TypeCase kTypes[] = {
      349526LL * 48},
 };
 
+/// How the layer learns that its stream work has run, and what a launch
+/// costs beside another thread's driver calls: event records and queries
+/// against a stream write of a word in mapped host memory that the host
+/// reads without the driver; launches on the layer's kind of stream
+/// (blocking) and on two streams in turn; launches while a second thread
+/// queries an event in a loop, spins on a word of its own (no driver), or
+/// launches on a stream of its own.
+void timeCompletion(Timer &timer, cudaStream_t stream,
+                    const std::function<void(cudaStream_t)> &launch) {
+  using EventRecord = CUresult (*)(CUevent, CUstream);
+  using EventQuery = CUresult (*)(CUevent);
+  using WriteValue64 =
+      CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
+  auto eventRecord = entryPoint<EventRecord>("cuEventRecord");
+  auto eventQuery = entryPoint<EventQuery>("cuEventQuery");
+  auto writeValue64 = entryPoint<WriteValue64>("cuStreamWriteValue64");
+  CUevent event = nullptr;
+  CHECK_CUDA(cudaEventCreateWithFlags(reinterpret_cast<cudaEvent_t *>(&event),
+                                      cudaEventDisableTiming));
+  uint64_t *word = nullptr;
+  CHECK_CUDA(cudaHostAlloc(&word, 64, cudaHostAllocMapped));
+  *word = 0;
+  uint64_t *wordOnDevice = nullptr;
+  CHECK_CUDA(cudaHostGetDevicePointer(&wordOnDevice, word, 0));
+  const CUdeviceptr wordAddress = reinterpret_cast<CUdeviceptr>(wordOnDevice);
+  auto cs = static_cast<CUstream>(stream);
+
+  timer.time("cuEventRecord", [&] { eventRecord(event, cs); });
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  timer.time("cuEventQuery of a completed event", [&] { eventQuery(event); });
+  uint64_t seq = 0;
+  timer.time("cuStreamWriteValue64 to mapped host memory",
+             [&] { writeValue64(cs, wordAddress, ++seq, 0); });
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+
+  // From a launch to the host knowing it ran: by event queries, by reading
+  // the word, by a stream synchronize.
+  auto none = [] {};
+  timer.timeAlone("launch + event record, queried until done", none, [&] {
+    launch(stream);
+    eventRecord(event, cs);
+    while (eventQuery(event) == CUDA_ERROR_NOT_READY) {
+    }
+  });
+  timer.timeAlone("launch + word written, read until written", none, [&] {
+    launch(stream);
+    writeValue64(cs, wordAddress, ++seq, 0);
+    while (reinterpret_cast<volatile uint64_t *>(word)[0] != seq) {
+    }
+  });
+  timer.timeAlone("launch + cuStreamSynchronize", none, [&] {
+    launch(stream);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+  });
+
+  cudaStream_t blocking[2] = {};
+  for (cudaStream_t &b : blocking)
+    CHECK_CUDA(cudaStreamCreate(&b));
+  timer.time("launch on a blocking stream", [&] { launch(blocking[0]); });
+  int turn = 0;
+  timer.time("launch on two blocking streams in turn",
+             [&] { launch(blocking[turn++ & 1]); });
+
+  // A second thread busy beside the launches.
+  auto beside = [&](const std::string &name,
+                    const std::function<void()> &busy) {
+    std::atomic<bool> stop{false}, started{false};
+    long long calls = 0;
+    double from = 0, to = 0;
+    std::thread other([&] {
+      started = true;
+      from = nowUs();
+      while (!stop.load(std::memory_order_relaxed)) {
+        busy();
+        ++calls;
+      }
+      to = nowUs();
+    });
+    while (!started)
+      std::this_thread::yield();
+    timer.time(name, [&] { launch(stream); });
+    stop = true;
+    other.join();
+    // The other thread's own rate over the whole time, as a mean.
+    const double per = calls ? (to - from) / static_cast<double>(calls) : 0;
+    timer.record(name + " [the other thread]", per, per);
+  };
+  eventRecord(event, cs);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  beside("launch, another thread querying an event in a loop",
+         [&] { eventQuery(event); });
+  beside("launch, another thread reading a host word in a loop",
+         [&] { (void)reinterpret_cast<volatile uint64_t *>(word)[0]; });
+  // Launches from two threads at once, each on a stream of its own: whether
+  // a second launching thread adds launches or takes turns with the first.
+  beside("launch, another thread launching on its own stream",
+         [&] { launch(blocking[1]); });
+  CHECK_CUDA(cudaDeviceSynchronize());
+  for (cudaStream_t b : blocking)
+    CHECK_CUDA(cudaStreamDestroy(b));
+  CHECK_CUDA(cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event)));
+  CHECK_CUDA(cudaFreeHost(word));
+}
+
 } // namespace
 
 int runLaunchCost(const std::string &outPath, int batch, int batches) {
@@ -198,6 +303,10 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
                  nullptr, args, nullptr);
   });
   CHECK_CUDA(cudaDeviceSynchronize());
+  timeCompletion(timer, stream, [&](cudaStream_t s) {
+    launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, s,
+                 args, nullptr);
+  });
 
   std::vector<char> scratch(32 << 20);
   for (const TypeCase &c : kTypes) {
