@@ -231,6 +231,7 @@ bool nextSignal(Operation &op, int from, int tag) {
 /// After an error: waits for this side's device work, so that nothing
 /// runs on buffers about to be given back, and ends the operation.
 bool abandon(Operation &op) {
+  settleLaunches(op);
   std::string ignored;
   if (op.stream)
     syncStream(op.stream, ignored);
@@ -450,7 +451,7 @@ bool startIpcSend(Operation &op) {
 }
 
 bool advanceIpcSend(Operation &op) {
-  collectPacked(op.slots);
+  collectPacked(op);
   bool busy = std::any_of(op.slots.begin(), op.slots.end(), [](const Slot &s) {
     return s.s == Slot::S::Packing;
   });
@@ -849,6 +850,7 @@ bool advanceIpcRecv(Operation &op) {
 void finishIpc(Operation &op) {
   if (!op.ipc && !op.deviceRing.ptr && !op.peerMemory.base && !op.flags.words)
     return;
+  settleLaunches(op);
   for (Slot &s : op.slots) {
     releaseEvent(s.event);
     releaseEvent(s.unpacked);
