@@ -231,7 +231,6 @@ bool nextSignal(Operation &op, int from, int tag) {
 /// After an error: waits for this side's device work, so that nothing
 /// runs on buffers about to be given back, and ends the operation.
 bool abandon(Operation &op) {
-  settleLaunches(op);
   std::string ignored;
   if (op.stream)
     syncStream(op.stream, ignored);
@@ -451,7 +450,7 @@ bool startIpcSend(Operation &op) {
 }
 
 bool advanceIpcSend(Operation &op) {
-  collectPacked(op);
+  collectPacked(op.slots);
   bool busy = std::any_of(op.slots.begin(), op.slots.end(), [](const Slot &s) {
     return s.s == Slot::S::Packing;
   });
@@ -850,7 +849,6 @@ bool advanceIpcRecv(Operation &op) {
 void finishIpc(Operation &op) {
   if (!op.ipc && !op.deviceRing.ptr && !op.peerMemory.base && !op.flags.words)
     return;
-  settleLaunches(op);
   for (Slot &s : op.slots) {
     releaseEvent(s.event);
     releaseEvent(s.unpacked);

@@ -121,9 +121,6 @@ struct Settings {
   /// before it returns (otherwise, with the progress thread, its message
   /// goes to the MPI library once packed: Transfers.cpp).
   bool eagerAsync = true;
-  /// DDTC_MPI_LAUNCH_THREAD=0: the application's thread launches every
-  /// pack itself (otherwise a send's packs go to the launch thread).
-  bool launchThread = true;
 };
 
 /// Whether the model predicts a message of `bytes` (up to the eager limit)
@@ -500,31 +497,6 @@ void stopProgressThread();
 void wakeProgressThread();
 void markProgress();
 bool progressThreadRunning();
-
-struct Operation;
-struct Slot;
-/// The launch thread (LaunchThread.cpp): started at initialization unless
-/// DDTC_MPI_LAUNCH_THREAD=0, stopped at MPI_Finalize. A launch of a send's
-/// pack: `fn(op, slot)` launches the work, then records what says it ran;
-/// false when it failed (ddtc_last_error says why).
-using LaunchFn = bool (*)(Operation &, Slot &);
-/// Hands `fn(op, slot)` to the launch thread and returns true, or returns
-/// false when the thread is not on the CPU (or not running): then the
-/// caller launches itself, and the thread wakes for the next launch.
-bool launchElsewhere(Operation &op, Slot &slot, LaunchFn fn);
-/// Whether every launch of `op` handed over has been made; until then the
-/// operation queues nothing else on its stream and reads none of its
-/// slots' events.
-bool launchesSettled(const Operation &op);
-/// Waits until launchesSettled(op).
-void settleLaunches(Operation &op);
-/// The first failure among op's launches made by the thread (empty: none),
-/// cleared.
-std::string takeLaunchError(Operation &op);
-void startLaunchThread();
-void stopLaunchThread();
-/// Launches the launch thread has made since initialization.
-long long threadLaunches();
 /// For a request of the layer: starts it (persistent ones) and returns true;
 /// false for other requests.
 bool startRequest(MPI_Request *request, int &rc);

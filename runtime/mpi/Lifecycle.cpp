@@ -52,8 +52,6 @@ int initLayer(int *argc, char ***argv, int required, int *provided) {
   if (rc != MPI_SUCCESS)
     return rc;
   startLayer();
-  if (active() && settings().launchThread)
-    startLaunchThread();
   if (!active() || !helper)
     return rc;
   if (*provided == MPI_THREAD_MULTIPLE)
@@ -154,11 +152,6 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
 __attribute__((visibility("default"))) long long ddtc_mpi_ipc_pulls(void) {
   return ipcPulls();
 }
-/// For tests: packs the launch thread made since MPI_Init.
-__attribute__((visibility("default"))) long long
-ddtc_mpi_thread_launches(void) {
-  return threadLaunches();
-}
 /// For tests: pulled messages sent through host memory because the
 /// receiver had dropped their type, since MPI_Init.
 __attribute__((visibility("default"))) long long
@@ -228,7 +221,6 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     while (anyInFlight())
       progress();
     stopProgressThread();
-    stopLaunchThread();
     printProfile();
     layerActive.store(false, std::memory_order_release);
     finalizeComms();

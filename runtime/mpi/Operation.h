@@ -42,6 +42,24 @@ struct Slot {
   MPI_Request req = MPI_REQUEST_NULL;
 };
 
+/// Sender: slots whose pack has finished become Packed. The packs run in
+/// order on one stream, so only the oldest one's event is queried until it
+/// is done (a query per slot and poll cost the host for nothing).
+inline void collectPacked(std::vector<Slot> &slots) {
+  for (;;) {
+    Slot *oldest = nullptr;
+    for (Slot &s : slots)
+      if (s.s == Slot::S::Packing && (!oldest || s.frag < oldest->frag))
+        oldest = &s;
+    if (!oldest || !eventDone(oldest->event))
+      return;
+    releaseEvent(oldest->event);
+    oldest->event = nullptr;
+    oldest->s = Slot::S::Packed;
+    trace("packed", oldest->frag);
+  }
+}
+
 /// Small messages in flight (fragment numbers): each keeps its value alive
 /// until its send completes.
 struct Outbox {
@@ -158,41 +176,12 @@ struct Operation {
   std::shared_ptr<ddtc_type_s> peerPackType;
   bool peerTypeUnknown = false; ///< receiver: the note's type is not kept
 
-  /// Packs handed to the launch thread (LaunchThread.cpp): how many, how
-  /// many it has launched, and the first failure's message.
-  int launchesQueued = 0;
-  std::atomic<int> launchesDone{0};
-  std::mutex launchMutex; // guards launchError
-  std::string launchError;
-
   // The user's request.
   int completionTag = -1;
   MPI_Request user = MPI_REQUEST_NULL;
 
   ~Operation();
 };
-
-/// Sender: slots whose pack has finished become Packed. The packs run in
-/// order on one stream, so only the oldest one's event is queried until it
-/// is done (a query per slot and poll cost the host for nothing). Nothing
-/// until the launch thread has made every launch handed to it: a slot's
-/// event is its to write until then.
-inline void collectPacked(Operation &op) {
-  if (!launchesSettled(op))
-    return;
-  for (;;) {
-    Slot *oldest = nullptr;
-    for (Slot &s : op.slots)
-      if (s.s == Slot::S::Packing && (!oldest || s.frag < oldest->frag))
-        oldest = &s;
-    if (!oldest || !eventDone(oldest->event))
-      return;
-    releaseEvent(oldest->event);
-    oldest->event = nullptr;
-    oldest->s = Slot::S::Packed;
-    trace("packed", oldest->frag);
-  }
-}
 
 /// Packed bytes of the operation's count x type.
 int packedBytes(const Operation &op);

@@ -34,7 +34,6 @@
 namespace ddtc::mpi {
 
 Operation::~Operation() {
-  settleLaunches(*this); // none runs on what is given back below
   releaseType(info);
   if (pinned)
     pinnedRelease(pinned, pinnedBytes);
@@ -330,11 +329,9 @@ bool makeRing(Operation &op) {
   return true;
 }
 
-/// Launches the pack of fragment slot.frag into the slot, then what says
-/// it ran (the slot's event; with IPC flags, the stream's word). Run by the
-/// launch thread or by the operation's own.
-bool launchPack(Operation &op, Slot &slot) {
-  int k = slot.frag;
+/// Packs the next fragment into a free slot of the sender's ring.
+bool packNext(Operation &op, Slot &slot) {
+  int k = op.nextFrag++;
   int64_t lo = op.plan.begin(k), len = op.plan.length(k);
   const char *origin = static_cast<const char *>(op.buf);
   bool ok;
@@ -348,19 +345,12 @@ bool launchPack(Operation &op, Slot &slot) {
   else
     ok = copyToHostAsync(slot.buf, origin + op.info->trueLb + lo,
                          static_cast<size_t>(len), op.stream);
+  slot.frag = k;
   trace("pack-launched", k, len);
   ok = ok && signalPacked(op, k); // IPC with flags: the stream says so
   slot.event = ok ? recordEvent(op.stream) : nullptr;
-  return ok && slot.event;
-}
-
-/// Packs the next fragment into a free slot of the sender's ring: on the
-/// launch thread when it is on the CPU, else here.
-bool packNext(Operation &op, Slot &slot) {
-  slot.frag = op.nextFrag++;
   slot.s = Slot::S::Packing;
-  slot.event = nullptr;
-  return launchElsewhere(op, slot, launchPack) || launchPack(op, slot);
+  return ok && slot.event;
 }
 
 /// Packs into every free slot while fragments are left.
@@ -374,7 +364,6 @@ bool packFree(Operation &op) {
 } // namespace
 
 bool restartOnHost(Operation &op) {
-  settleLaunches(op);
   std::string error;
   if (op.stream)
     syncStream(op.stream, error); // packs into the device ring may run
@@ -452,7 +441,6 @@ int startPipeSend(Operation &op) {
   if (rc != MPI_SUCCESS) {
     // The first fragment's pack may still be writing the ring: it ends
     // before the operation, and its ring, go back with the error.
-    settleLaunches(op);
     std::string error;
     syncStream(op.stream, error);
     return rc;
@@ -464,16 +452,6 @@ int startPipeSend(Operation &op) {
 }
 
 bool advanceSendPipe(Operation &op) {
-  // Packs handed to the launch thread come first on the stream, and their
-  // slots' events exist once launched.
-  if (!launchesSettled(op))
-    return false;
-  if (op.launchesQueued > 0)
-    if (std::string e = takeLaunchError(op); !e.empty()) {
-      note(1, "a pack of the send to %d tag %d failed: %s", op.peer, op.tag,
-           e.c_str());
-      op.error = MPI_ERR_OTHER;
-    }
   if (!op.answered && testDone(op, op.answerReq)) {
     op.answered = true;
     trace("answered");
@@ -495,7 +473,7 @@ bool advanceSendPipe(Operation &op) {
   bool go = op.answered && op.answer.go == Answer::HostFrags &&
             op.error == MPI_SUCCESS;
   bool busy = false;
-  collectPacked(op);
+  collectPacked(op.slots);
   for (Slot &s : op.slots) {
     if (s.s == Slot::S::Sending && testDone(op, s.req)) {
       trace("fragment-sent", s.frag);

@@ -79,7 +79,6 @@ std::atomic<int> passed{0}, failed{0};
 std::mutex printMutex;
 int only = -1;         ///< --only N: run case N alone
 std::string expectIpc; ///< --expect-ipc
-std::string expectLaunchThread; ///< --expect-launch-thread
 int threads_ = 1;
 /// The layer's count of device operations: a device case must raise it
 /// (with a fake driver, "device" memory is host memory that plain MPI could
@@ -1622,23 +1621,6 @@ void checkIpcUse(const std::string &expect) {
   (ok ? passed : failed) += rank == 0;
 }
 
-/// --expect-launch-thread used|unused: whether the layer's launch thread
-/// made some of the packs (summed over the ranks); one more case.
-void checkLaunchThreadUse(const std::string &expect) {
-  auto fn = reinterpret_cast<long long (*)()>(
-      dlsym(RTLD_DEFAULT, "ddtc_mpi_thread_launches"));
-  long long mine = fn ? fn() : -1, sum = 0;
-  MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  bool ok = fn && (expect == "used"     ? sum > 0
-                   : expect == "unused" ? sum == 0
-                                        : false);
-  if (rank == 0)
-    std::printf("mpi-layer-test: %lld packs launched by the launch thread: %s "
-                "(expected %s)\n",
-                sum, ok ? "as expected" : "FAILED", expect.c_str());
-  (ok ? passed : failed) += rank == 0;
-}
-
 int main(int argc, char **argv) {
   int cases = 200, threads = 1;
   uint64_t seed = 0;
@@ -1666,15 +1648,11 @@ int main(int argc, char **argv) {
       suite = next();
     else if (a == "--expect-ipc")
       expectIpc = next();
-    else if (a == "--expect-launch-thread")
-      expectLaunchThread = next();
     else if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
-          " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
-          "       [--expect-ipc used|ring|pulled|resent|unused|fallback]\n"
-          "       [--expect-launch-thread used|unused]\n"
-          "Run under mpirun with libddtc-mpi preloaded.\n");
+      std::printf("usage: mpi-layer-test [--cases N] [--seed S] [--threads T]"
+                  " [--suite p2p|wildcard|semantics|collectives|pack|all]\n"
+                  "       [--expect-ipc used|ring|pulled|resent|unused|fallback]\n"
+                  "Run under mpirun with libddtc-mpi preloaded.\n");
       return 0;
     } else {
       std::fprintf(stderr, "mpi-layer-test: unknown option '%s'\n", a.c_str());
@@ -1745,8 +1723,6 @@ int main(int argc, char **argv) {
     suitePack(seed, cases / 4 + 1);
   if (!expectIpc.empty())
     checkIpcUse(expectIpc);
-  if (!expectLaunchThread.empty())
-    checkLaunchThreadUse(expectLaunchThread);
   checkModelRates();
   checkHostPacks();
   int counts[2] = {passed.load(), failed.load()}, total[2];
