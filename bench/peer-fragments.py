@@ -9,10 +9,9 @@ whole. Each configuration is checked and timed with events around the whole
 sequence (queued behind a kernel that holds the stream, so that they time
 the GPU and not the launches), median of R runs.
    bench/peer-fragments.py [--devices 0,1] [--mib 16] [--reps 21] [--json OUT]"""
-import argparse
-import json
-
 import cupy as cp
+
+import peer_buffers
 
 SRC = r"""
 extern "C" __global__ void copy16(const uint4 *__restrict__ src,
@@ -34,23 +33,10 @@ extern "C" __global__ void hold(long long ns) {
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mib", type=int, default=16)
-    ap.add_argument("--reps", type=int, default=21)
-    ap.add_argument("--json")
-    ap.add_argument("--devices", default="0,1",
-                    help="the far and the near GPU (the same one twice: a "
-                         "trial of the script, no link)")
-    a = ap.parse_args()
-    n = a.mib << 20
-    fd, nd = (int(x) for x in a.devices.split(","))
-    with cp.cuda.Device(fd):
-        far = cp.arange(n // 4, dtype=cp.uint32)
+    a, n, fd, nd = peer_buffers.parse_args(__doc__, mib=16, reps=21)
+    far, near = peer_buffers.make_buffers(n, fd, nd)
     results = []
     with cp.cuda.Device(nd):
-        if fd != nd:
-            cp.cuda.runtime.deviceEnablePeerAccess(fd)
-        near = cp.zeros(n // 4, dtype=cp.uint32)
         mod = cp.RawModule(code=SRC)
         k = mod.get_function("copy16")
         hold = mod.get_function("hold")
@@ -112,10 +98,7 @@ def main():
                     print("%-48s %8.1f us %7.1f GB/s %s" % (
                         what, us, n / us / 1e3, "ok" if ok else "WRONG"),
                         flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"bytes": n, "reps": a.reps, "devices": [fd, nd],
-                       "results": results}, f, indent=1)
+    peer_buffers.write_json(a.json, n, a.reps, fd, nd, results)
 
 
 if __name__ == "__main__":

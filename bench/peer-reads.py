@@ -7,10 +7,9 @@ with 16-byte loads, U loads in flight per thread, G blocks of B threads
 configuration is checked (the destination compared with the source) and
 timed with events, median of R runs.
    bench/peer-reads.py [--devices 0,1] [--mib 64] [--reps 15] [--json OUT]"""
-import argparse
-import json
-
 import cupy as cp
+
+import peer_buffers
 
 SRC = r"""
 extern "C" __global__ void __launch_bounds__(1024) copy_u(const uint4 *__restrict__ src,
@@ -39,22 +38,9 @@ extern "C" __global__ void __launch_bounds__(1024) copy_u(const uint4 *__restric
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mib", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=15)
-    ap.add_argument("--json")
-    ap.add_argument("--devices", default="0,1",
-                    help="the far and the near GPU (the same one twice: a "
-                         "trial of the script, no link)")
-    a = ap.parse_args()
-    n = a.mib << 20
-    fd, nd = (int(x) for x in a.devices.split(","))
-    with cp.cuda.Device(fd):
-        far = cp.arange(n // 4, dtype=cp.uint32)
+    a, n, fd, nd = peer_buffers.parse_args(__doc__, mib=64, reps=15)
+    far, near = peer_buffers.make_buffers(n, fd, nd)
     with cp.cuda.Device(nd):
-        if fd != nd:
-            cp.cuda.runtime.deviceEnablePeerAccess(fd)
-        near = cp.zeros(n // 4, dtype=cp.uint32)
         mod = cp.RawModule(code=SRC, options=("-std=c++17",))
         k = mod.get_function("copy_u")
         sms = cp.cuda.runtime.getDeviceProperties(nd)["multiProcessorCount"]
@@ -117,11 +103,7 @@ def main():
                         if direction == "write":
                             with cp.cuda.Device(fd):
                                 far[:] = cp.arange(n // 4, dtype=cp.uint32)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"bytes": n, "reps": a.reps, "devices": [fd, nd],
-                   "results": results}, f,
-                      indent=1)
+    peer_buffers.write_json(a.json, n, a.reps, fd, nd, results)
 
 
 if __name__ == "__main__":
