@@ -9,8 +9,6 @@
 #include "DeviceDriver.h"
 #include "Profile.h"
 
-#include <cstring>
-#include <deque>
 #include <map>
 #include <vector>
 
@@ -162,13 +160,10 @@ void *threadCopyStream(const void *address) {
 namespace {
 
 /// An event of the pool, with the context it was made in (an event can be
-/// recorded only on a stream of its own context); or, made by recordDone, a
-/// word the stream writes `target` to (then `event` is null).
+/// recorded only on a stream of its own context).
 struct PooledEvent {
   cu::CUevent event = nullptr;
   cu::CUcontext ctx = nullptr;
-  uint64_t *word = nullptr;
-  uint64_t target = 0;
 };
 std::mutex eventMutex; // guards freeEvents
 std::vector<PooledEvent *> freeEvents;
@@ -202,73 +197,9 @@ void destroyEvent(const cu::DriverAPI &api, PooledEvent *e) {
   delete e;
 }
 
-// ---- Done words -------------------------------------------------------------
-// A word in mapped pinned host memory that a stream writes once the work
-// queued before it has run: the host reads it with a load, where an event
-// needs a driver call (a query of a completed event took 1.26 us on an
-// H200 host, its record 0.11 us and the stream's write 0.72 us:
-// bench/results/2026-11-29-NVIDIA-H200-x2-launch-thread). Each write takes
-// the next value of one counter, so a word only grows while its writes land
-// in order; a released word is taken again only once its last write has
-// landed, so no late write can lower it under a later target.
-
-std::mutex wordMutex; // guards the three below
-std::deque<std::pair<uint64_t *, uint64_t>> coolingWords; // word, its target
-std::vector<void *> wordChunks;
-size_t wordsLeft = 0; ///< unused words at the end of the last chunk
-std::atomic<uint64_t> lastTarget{0};
-constexpr size_t kWordChunk = 4096, kWordStride = 64; // a line per word
-
-uint64_t loadWord(const uint64_t *w) {
-  return __atomic_load_n(w, __ATOMIC_ACQUIRE);
-}
-
-/// A word no pending write can still reach, or null.
-uint64_t *takeWord() {
-  std::lock_guard<std::mutex> lock(wordMutex);
-  if (!coolingWords.empty() &&
-      loadWord(coolingWords.front().first) >= coolingWords.front().second) {
-    uint64_t *w = coolingWords.front().first;
-    coolingWords.pop_front();
-    return w;
-  }
-  if (wordsLeft == 0) {
-    void *chunk = pinnedAcquire(kWordChunk);
-    if (!chunk)
-      return nullptr;
-    std::memset(chunk, 0, kWordChunk);
-    wordChunks.push_back(chunk);
-    wordsLeft = kWordChunk / kWordStride;
-  }
-  --wordsLeft;
-  return reinterpret_cast<uint64_t *>(static_cast<char *>(wordChunks.back()) +
-                                      wordsLeft * kWordStride);
-}
-
 } // namespace
 
-void *recordDone(void *stream) {
-  if (!settings().doneWords || !streamWaitsUsable(nullptr))
-    return recordEvent(stream);
-  CostScope cost(Cost::Event);
-  uint64_t *w = takeWord();
-  if (!w)
-    return recordEvent(stream);
-  const uint64_t target = lastTarget.fetch_add(1) + 1;
-  if (!streamWriteWord(stream, w, target)) {
-    // Never written: taken again at once.
-    std::lock_guard<std::mutex> lock(wordMutex);
-    coolingWords.emplace_front(w, 0);
-    return nullptr;
-  }
-  return new PooledEvent{nullptr, nullptr, w, target};
-}
-
 bool streamWait(void *stream, void *event) {
-  if (event && static_cast<PooledEvent *>(event)->word) {
-    auto *e = static_cast<PooledEvent *>(event);
-    return streamWaitWord(stream, e->word, e->target);
-  }
   const cu::DriverAPI *api = driver();
   return api && event &&
          api->cuStreamWaitEvent(static_cast<cu::CUstream>(stream),
@@ -325,10 +256,6 @@ void *recordEvent(void *stream) {
 }
 
 bool eventDone(void *event) {
-  if (event && static_cast<PooledEvent *>(event)->word) {
-    auto *e = static_cast<PooledEvent *>(event);
-    return loadWord(e->word) >= e->target;
-  }
   CostScope cost(Cost::Query);
   const cu::DriverAPI *api = driver();
   return !event || !api ||
@@ -342,14 +269,6 @@ void releaseEvent(void *event) {
   // A record still pending is harmless: the next user records it again,
   // and queries and waits see only the latest record.
   auto *e = static_cast<PooledEvent *>(event);
-  if (e->word) {
-    {
-      std::lock_guard<std::mutex> lock(wordMutex);
-      coolingWords.emplace_back(e->word, e->target);
-    }
-    delete e;
-    return;
-  }
   {
     std::lock_guard<std::mutex> lock(eventMutex);
     if (freeEvents.size() < kPooledEvents) {
@@ -362,24 +281,11 @@ void releaseEvent(void *event) {
 
 void trimEvents() {
   const cu::DriverAPI *api = driver();
-  {
-    std::lock_guard<std::mutex> lock(eventMutex);
-    for (PooledEvent *e : freeEvents)
-      if (api)
-        destroyEvent(*api, e);
-    freeEvents.clear();
-  }
-  // The words' chunks go back to the pinned pool once no write can still
-  // land in them (else they stay: a late write must find its memory).
-  std::lock_guard<std::mutex> lock(wordMutex);
-  for (const auto &[w, target] : coolingWords)
-    if (loadWord(w) < target)
-      return;
-  for (void *chunk : wordChunks)
-    pinnedRelease(chunk, kWordChunk);
-  wordChunks.clear();
-  coolingWords.clear();
-  wordsLeft = 0;
+  std::lock_guard<std::mutex> lock(eventMutex);
+  for (PooledEvent *e : freeEvents)
+    if (api)
+      destroyEvent(*api, e);
+  freeEvents.clear();
 }
 
 bool copyToHostAsync(void *host, const void *device, size_t bytes,

@@ -266,7 +266,7 @@ bool sendWritten(Operation &op) {
   // before the answer came) are on op.stream: once its event is done the
   // bytes are in the peer's memory.
   if (!op.event) {
-    op.event = recordDone(op.stream);
+    op.event = recordEvent(op.stream);
     if (!op.event)
       op.error = MPI_ERR_OTHER;
     return false;
@@ -375,7 +375,7 @@ bool advancePush(Operation &op) {
     } else {
       ok = packRange(op, lo, hi, dst);
     }
-    void *event = ok ? recordDone(op.stream) : nullptr;
+    void *event = ok ? recordEvent(op.stream) : nullptr;
     if (!event) {
       op.error = MPI_ERR_OTHER;
       break;
@@ -535,7 +535,7 @@ bool advanceIpcSend(Operation &op) {
         s.s = Slot::S::Packing;
         trace("pack-launched", k, op.plan.length(k));
         s.event = packRange(op, op.plan.begin(k), op.plan.end(k), s.buf)
-                      ? recordDone(op.stream)
+                      ? recordEvent(op.stream)
                       : nullptr;
         if (!s.event)
           op.error = MPI_ERR_OTHER;
@@ -552,7 +552,7 @@ bool advanceIpcSend(Operation &op) {
     if (!op.event) {
       if (!streamWaitWord(op.stream, &op.flagWords[1],
                           flagValue(op, op.nfrag)) ||
-          !(op.event = recordDone(op.stream))) {
+          !(op.event = recordEvent(op.stream))) {
         op.error = MPI_ERR_OTHER;
         return abandon(op);
       }
@@ -644,7 +644,7 @@ bool advancePushRecv(Operation &op) {
     s.frag = k;
     s.s = Slot::S::Unpacking;
     s.unpacked =
-        unpackRange(op, lo, lo + len, s.buf) ? recordDone(op.stream) : nullptr;
+        unpackRange(op, lo, lo + len, s.buf) ? recordEvent(op.stream) : nullptr;
     if (!s.unpacked) {
       op.error = MPI_ERR_OTHER;
       return abandon(op);
@@ -825,7 +825,7 @@ bool advanceIpcRecv(Operation &op) {
            (!ordered || streamWriteWord(reader, &op.flagWords[1], count));
       s.s = Slot::S::Unpacking;
     }
-    s.unpacked = ok ? recordDone(s.buf ? op.stream : reader) : nullptr;
+    s.unpacked = ok ? recordEvent(s.buf ? op.stream : reader) : nullptr;
     if (!s.unpacked) {
       op.error = MPI_ERR_OTHER;
       return abandon(op);

@@ -121,9 +121,6 @@ struct Settings {
   /// before it returns (otherwise, with the progress thread, its message
   /// goes to the MPI library once packed: Transfers.cpp).
   bool eagerAsync = true;
-  /// DDTC_MPI_DONE_WORDS=0: the host learns that stream work ran from
-  /// events alone (otherwise from words the streams write: recordDone).
-  bool doneWords = true;
 };
 
 /// Whether the model predicts a message of `bytes` (up to the eager limit)
@@ -192,11 +189,6 @@ bool syncStream(void *stream, std::string &error);
 bool fence(void *stream);
 /// An event recorded on `stream` now; query with eventDone.
 void *recordEvent(void *stream);
-/// The same for a mark the host only polls (eventDone) and gives back
-/// (releaseEvent): where the device offers stream memory operations and
-/// DDTC_MPI_DONE_WORDS allows, a word of mapped host memory the stream
-/// writes, read without the driver (DeviceMemory.cpp, "Done words").
-void *recordDone(void *stream);
 bool eventDone(void *event);
 /// Gives an event back to the pool it came from (events are reused: one
 /// created and destroyed per fragment cost the host more than its record).

@@ -227,8 +227,8 @@ __attribute__((visibility("default"))) int MPI_Finalize(void) {
     PMPI_Comm_free(&privateSelf);
     trimPeers();
     flagsTrim();
-    trimEvents(); // its words' memory goes back to the pinned pool
     pinnedTrim();
+    trimEvents();
     clearPeerTypes();
     // Kernels still compiling in the background are waited for and the
     // compiler threads stopped before the MPI library goes away.

@@ -87,8 +87,6 @@ Settings read() {
     s.progressThread = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_EAGER_ASYNC"))
     s.eagerAsync = std::strcmp(v, "0") != 0;
-  if (const char *v = std::getenv("DDTC_MPI_DONE_WORDS"))
-    s.doneWords = std::strcmp(v, "0") != 0;
   if (const char *v = std::getenv("DDTC_MPI_IPC"))
     s.ipc = std::strcmp(v, "0") != 0;
   // In the order of the IpcRead enumerators.

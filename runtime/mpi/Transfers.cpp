@@ -232,7 +232,7 @@ int packWhole(Operation &op, bool launchOnly = false) {
   else
     ok = ddtc_pack(op.info->type, op.buf, op.count, 0, n, op.pinned, op.stream,
                    settings().maxCtas) == DDTC_SUCCESS;
-  if (ok && launchOnly && (op.event = recordDone(op.stream)))
+  if (ok && launchOnly && (op.event = recordEvent(op.stream)))
     return MPI_SUCCESS;
   if (!ok || !syncStream(op.stream, error))
     return raise(op.comm, MPI_ERR_OTHER,
@@ -348,7 +348,7 @@ bool packNext(Operation &op, Slot &slot) {
   slot.frag = k;
   trace("pack-launched", k, len);
   ok = ok && signalPacked(op, k); // IPC with flags: the stream says so
-  slot.event = ok ? recordDone(op.stream) : nullptr;
+  slot.event = ok ? recordEvent(op.stream) : nullptr;
   slot.s = Slot::S::Packing;
   return ok && slot.event;
 }
@@ -594,7 +594,7 @@ bool advanceRecvPipe(Operation &op) {
                       : ddtc_unpack(op.info->type, origin, op.count, lo,
                                     lo + len, from, op.stream,
                                     settings().maxCtas) == DDTC_SUCCESS);
-      s.event = ok ? recordDone(op.stream) : nullptr;
+      s.event = ok ? recordEvent(op.stream) : nullptr;
       if (!s.event)
         op.error = MPI_ERR_OTHER;
       s.s = Slot::S::Unpacking;
@@ -823,7 +823,7 @@ bool advance(Operation &op) {
       ok =
           ddtc_unpack(op.info->type, origin, op.count, 0, op.received,
                       op.pinned, op.stream, settings().maxCtas) == DDTC_SUCCESS;
-    op.event = ok ? recordDone(op.stream) : nullptr;
+    op.event = ok ? recordEvent(op.stream) : nullptr;
     if (!ok || !op.event) {
       note(1, "unpack failed: %s", ddtc_last_error());
       op.error = MPI_ERR_OTHER;
