@@ -431,7 +431,10 @@ int usage() {
       "times by it.\n"
       "--launch-cost times what one ddtc_pack or ddtc_unpack of 64 KiB\n"
       "costs the calling thread (--reps batches of 50 calls, the median per\n"
-      "call), beside the driver calls it is made of; --out keeps the JSON.\n"
+      "call), beside the driver calls it is made of, and how the host\n"
+      "learns that a launch ran (event queries, a word the stream writes,\n"
+      "a synchronize) and what a launch costs beside a second thread\n"
+      "(querying, spinning, launching); --out keeps the JSON.\n"
       "--disk-child is internal: commit every layout from the disk cache and\n"
       "print the times.");
   return 0;
