@@ -294,19 +294,16 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
   long long params[8] = {};
   long long *a2 = params;
   void *args[4] = {&a0, &a1, &a2, &a3};
-  timer.time("cuLaunchKernel, an empty kernel of 4 arguments", [&] {
-    launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, stream,
-                 args, nullptr);
-  });
-  timer.time("cuLaunchKernel, the same on the legacy default stream", [&] {
-    launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0,
-                 nullptr, args, nullptr);
-  });
-  CHECK_CUDA(cudaDeviceSynchronize());
-  timeCompletion(timer, stream, [&](cudaStream_t s) {
+  auto launchEmpty = [&](cudaStream_t s) {
     launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, s,
                  args, nullptr);
-  });
+  };
+  timer.time("cuLaunchKernel, an empty kernel of 4 arguments",
+             [&] { launchEmpty(stream); });
+  timer.time("cuLaunchKernel, the same on the legacy default stream",
+             [&] { launchEmpty(nullptr); });
+  CHECK_CUDA(cudaDeviceSynchronize());
+  timeCompletion(timer, stream, launchEmpty);
 
   std::vector<char> scratch(32 << 20);
   for (const TypeCase &c : kTypes) {
@@ -336,10 +333,6 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
       auto unpack = [&] {
         CHECK_DDTC(ddtc_unpack(t, origin, 1, 0, kRange, packed, stream, 0));
       };
-      auto launchEmpty = [&] {
-        launchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0,
-                     stream, args, nullptr);
-      };
       auto sleep = [] {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       };
@@ -348,9 +341,9 @@ int runLaunchCost(const std::string &outPath, int batch, int batches) {
           scratch[i] = static_cast<char>(scratch[i] + 1);
       };
       timer.timeAlone("cuLaunchKernel alone, after 200 us asleep", sleep,
-                      launchEmpty);
+                      [&] { launchEmpty(stream); });
       timer.timeAlone("cuLaunchKernel alone, after 32 MiB of host writes",
-                      evict, launchEmpty);
+                      evict, [&] { launchEmpty(stream); });
       timer.timeAlone(n + ": ddtc_unpack alone, after 200 us asleep", sleep,
                       unpack);
       timer.timeAlone(n + ": ddtc_unpack alone, after 32 MiB of host writes",
