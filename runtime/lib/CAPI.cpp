@@ -260,6 +260,31 @@ ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count, int64_t lo,
   });
 }
 
+ddtc_status ddtc_copy_supported(ddtc_type src_type, ddtc_type dst_type) {
+  const char *fn = "ddtc_copy_supported";
+  return guarded(fn, [&] {
+    if (!src_type)
+      return nullArgument(fn, "src_type");
+    if (!dst_type)
+      return nullArgument(fn, "dst_type");
+    return copySupported(*src_type, *dst_type);
+  });
+}
+
+ddtc_status ddtc_copy(ddtc_type src_type, const void *src, int64_t src_count,
+                      ddtc_type dst_type, void *dst, int64_t dst_count,
+                      int64_t lo, int64_t hi, void *stream, int max_ctas) {
+  const char *fn = "ddtc_copy";
+  return guarded(fn, [&] {
+    if (!src_type)
+      return nullArgument(fn, "src_type");
+    if (!dst_type)
+      return nullArgument(fn, "dst_type");
+    return runCopy(*src_type, src, src_count, *dst_type, dst, dst_count, lo, hi,
+                   stream, max_ctas);
+  });
+}
+
 ddtc_status ddtc_get_stats(ddtc_stats *out) {
   return guarded("ddtc_get_stats", [&] {
     if (!out)

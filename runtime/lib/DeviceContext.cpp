@@ -167,7 +167,7 @@ int deviceArch() {
 Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
                   const void *image, const void *unpackImage,
                   const std::string &packName, const std::string &unpackName,
-                  const LoadedModule *&out) {
+                  const LoadedModule *&out, const std::string &copyName) {
   std::lock_guard<std::mutex> lock(dc.m);
   auto it = dc.modules.find(id);
   if (it != dc.modules.end()) {
@@ -203,6 +203,10 @@ Status loadModule(const DriverAPI &api, DeviceContext &dc, uint64_t id,
                          describeError(api, "cuModuleGetFunction", rc) +
                              " (kernel " + *missing + ")");
   }
+  if (!copyName.empty() &&
+      api.cuModuleGetFunction(&m.copy, m.module, copyName.c_str()) !=
+          CUDA_SUCCESS)
+    m.copy = nullptr;
   out = &dc.modules.emplace(id, m).first->second;
   return Status::success();
 }

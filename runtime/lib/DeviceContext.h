@@ -26,6 +26,8 @@ struct LoadedModule {
   /// The unpack kernel's module is `module` unless it was compiled apart.
   cu::CUmodule module = nullptr, unpackModule = nullptr;
   cu::CUfunction pack = nullptr, unpack = nullptr;
+  /// The kernel between two layouts, in the modules that have one.
+  cu::CUfunction copy = nullptr;
 };
 
 struct DeviceContext {
@@ -42,6 +44,9 @@ struct DeviceContext {
   /// The built-in units chunk kernels of widths 1, 2, 4, 8, 16, once loaded
   /// (packs into mapped host memory take them).
   const LoadedModule *chunkUnits[5] = {};
+  /// The built-in nest kernels by width (index log2 of it) that ddtc_copy
+  /// launched on this context, found without a look-up of the table.
+  const LoadedModule *nestCopy[5] = {};
   cu::CUstream uploadStream = nullptr;
 
   /// Device memory and a copy stream for packs into host memory that go
@@ -74,11 +79,11 @@ int deviceArch();
 /// Loads `image` (a cubin, or NUL-terminated PTX) into `dc` once under
 /// `id`, and finds its two kernels; or, with `unpackImage`, the pack kernel
 /// in `image` and the unpack kernel in `unpackImage` (kernels compiled
-/// apart).
+/// apart). A module that holds a kernel named `copyName` keeps it too.
 Status loadModule(const cu::DriverAPI &api, DeviceContext &dc, uint64_t id,
                   const void *image, const void *unpackImage,
                   const std::string &packName, const std::string &unpackName,
-                  const LoadedModule *&out);
+                  const LoadedModule *&out, const std::string &copyName = "");
 
 /// Copies the work-unit table of a plan (its units, which lie in memory as
 /// the table's words, then its unpackUnits) to new device memory of `dc`

@@ -148,13 +148,14 @@ struct Selected {
 };
 
 /// Loads built-in kernel `k`, whose kernels are `<prefix>_pack` and
-/// `<prefix>_unpack`, on `dc`'s context (once: loadModule keeps it under
-/// the kernel's id).
+/// `<prefix>_unpack` (and `<prefix>_copy` for the nest kernels), on `dc`'s
+/// context (once: loadModule keeps it under the kernel's id).
 Status loadBuiltinModule(const DriverAPI &api, DeviceContext &dc,
                          const BuiltinKernel &k, const std::string &prefix,
                          const LoadedModule *&out) {
   return loadModule(api, dc, static_cast<uint64_t>(&k - kBuiltinKernels) + 1,
-                    k.data, nullptr, prefix + "_pack", prefix + "_unpack", out);
+                    k.data, nullptr, prefix + "_pack", prefix + "_unpack", out,
+                    prefix + "_copy");
 }
 
 /// Loads the built-in nest kernels `t`'s nests use on `tc`'s context.
@@ -768,6 +769,139 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   bool chunks =
       unitsByWarps && config().mappedChunks && packedType == CU_MEMORYTYPE_HOST;
   return run(lo, hi, p, chunks ? UnitsKernels::Chunks : UnitsKernels::Planned);
+}
+
+namespace {
+/// The copy side of committed `t`: its stream nest (streamNest), or none.
+NestSide copySide(ddtc_type_s &t, int64_t count) {
+  std::lock_guard<std::mutex> lock(t.m);
+  NestSide side;
+  if (!t.specialized)
+    return side;
+  ensureGenericPlan(t);
+  if (t.nests)
+    side = {streamNest(*t.nests, t.specialized->layout.size),
+            t.specialized->layout.size, t.specialized->layout.extent, count};
+  return side;
+}
+} // namespace
+
+/// The copy sides of `src` and `dst`, or why ddtc_copy cannot serve them.
+Status copySides(ddtc_type_s &src, int64_t srcCount, ddtc_type_s &dst,
+                 int64_t dstCount, NestSide &from, NestSide &to) {
+  // By position: the two may be one type.
+  for (int i = 0; i < 2; ++i) {
+    ddtc_type_s *t = i == 0 ? &src : &dst;
+    if (!t->committed.load(std::memory_order_acquire))
+      return Status::error(DDTC_ERROR_NOT_COMMITTED,
+                           "ddtc_copy: type " + t->name +
+                               " is not committed (call ddtc_type_commit)");
+    NestSide &side = i == 0 ? from : to;
+    side = copySide(*t, i == 0 ? srcCount : dstCount);
+    if (!side.nest)
+      return Status::error(
+          DDTC_ERROR_UNSUPPORTED_TYPE,
+          "ddtc_copy: type " + t->name +
+              " is not one strided nest whose blocks follow each other in "
+              "the packed stream (pack it and unpack it instead)");
+  }
+  return Status::success();
+}
+
+/// The built-in nest kernels of `width` with their copy kernel, loaded on
+/// `dc`'s context at the first ddtc_copy that needs them.
+Status loadCopyKernels(const DriverAPI &api, DeviceContext &dc, int width,
+                       const LoadedModule *&out) {
+  const LoadedModule *&slot = dc.nestCopy[widthIndex(width)];
+  {
+    std::lock_guard<std::mutex> lock(dc.m);
+    if ((out = slot))
+      return Status::success();
+  }
+  const BuiltinKernel *k = findBuiltinGeneric(nestShapeKey(width), dc.arch);
+  if (!k)
+    return Status::error(DDTC_ERROR_INTERNAL,
+                         "ddtc_copy: no built-in nest kernel of width " +
+                             std::to_string(width));
+  Status s = loadBuiltinModule(api, dc, *k, nestKernelPrefix(width), out);
+  if (!s.ok())
+    return s;
+  if (!out->copy)
+    return Status::error(DDTC_ERROR_INTERNAL,
+                         "ddtc_copy: the built-in nest kernels of width " +
+                             std::to_string(width) + " have no copy kernel");
+  std::lock_guard<std::mutex> lock(dc.m);
+  slot = out;
+  return Status::success();
+}
+
+Status copySupported(ddtc_type_s &src, ddtc_type_s &dst) {
+  NestSide from, to;
+  return copySides(src, 1, dst, 1, from, to);
+}
+
+Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
+               ddtc_type_s &dst, void *dstOrigin, int64_t dstCount, int64_t lo,
+               int64_t hi, void *stream, int maxCtas) {
+  const char *fn = "ddtc_copy";
+  NestSide from, to;
+  if (Status s = copySides(src, srcCount, dst, dstCount, from, to); !s.ok())
+    return s;
+  if (maxCtas < 0)
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": max_ctas is negative");
+  LaunchConfig cfg = computeNestCopyLaunch(from, to, lo, hi, maxCtas);
+  if (!cfg.error.empty())
+    return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
+                         std::string(fn) + ": " + cfg.error + " (types " +
+                             src.name + " and " + dst.name + ")");
+  if (cfg.grid == 0)
+    return Status::success();
+  const DriverAPI *api = nullptr;
+  Status s = requireDriver(api);
+  if (!s.ok()) {
+    s.message = std::string(fn) + " needs a GPU: " + s.message;
+    return s;
+  }
+  DeviceContext *dc = nullptr;
+  s = currentContext(*api, dstOrigin, dc);
+  if (!s.ok())
+    return s;
+  if (config().checkPointers && !knownPointers) {
+    auto first = [](const void *origin, const ddtc_type_s &t) {
+      return reinterpret_cast<const void *>(
+          reinterpret_cast<uintptr_t>(origin) +
+          static_cast<uintptr_t>(t.type->layout().trueLb));
+    };
+    s = checkDevicePointer(*api, first(dstOrigin, dst), "destination");
+    if (s.ok())
+      s = checkDevicePointer(*api, first(srcOrigin, src), "source");
+    if (!s.ok()) {
+      s.message = std::string(fn) + ": " + s.message;
+      return s;
+    }
+  }
+  // The copy kernel moves whatever the two sides allow; the module of the
+  // narrower side's width serves (every nest module holds one).
+  const int width = std::min(from.nest->width, to.nest->width);
+  const LoadedModule *m = nullptr;
+  s = loadCopyKernels(*api, *dc, width, m);
+  if (!s.ok())
+    return s;
+  CUdeviceptr a = reinterpret_cast<uintptr_t>(srcOrigin);
+  CUdeviceptr b = reinterpret_cast<uintptr_t>(dstOrigin);
+  CUdeviceptr unused = 0;
+  void *args[4] = {&a, &b, cfg.params.data(), &unused};
+  CUresult rc =
+      api->cuLaunchKernel(m->copy, static_cast<unsigned>(cfg.grid), 1, 1,
+                          static_cast<unsigned>(cfg.block), 1, 1, 0,
+                          static_cast<CUstream>(stream), args, nullptr);
+  if (rc != CUDA_SUCCESS)
+    return Status::error(DDTC_ERROR_CUDA,
+                         std::string(fn) + ": " +
+                             describeError(*api, "cuLaunchKernel", rc));
+  ++stats().genericLaunches;
+  return Status::success();
 }
 
 void releaseType(ddtc_type_s &t) {

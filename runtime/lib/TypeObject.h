@@ -104,6 +104,17 @@ Status commitType(ddtc_type_s &t);
 Status waitType(ddtc_type_s &t);
 Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info);
 /// Packs (or unpacks) as ddtc_pack (ddtc_unpack) describes.
+/// Whether ddtc_copy serves the pair: both committed, each one strided nest
+/// in pack order (streamNest). The error says which type fails and why.
+Status copySupported(ddtc_type_s &src, ddtc_type_s &dst);
+
+/// ddtc_copy: packed bytes [lo, hi) of `srcCount` instances of `src` at
+/// `srcOrigin`, written where `dstCount` instances of `dst` at `dstOrigin`
+/// hold them, by one launch of the nest kernels' copy.
+Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
+               ddtc_type_s &dst, void *dstOrigin, int64_t dstCount, int64_t lo,
+               int64_t hi, void *stream, int maxCtas);
+
 Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
                  int64_t lo, int64_t hi, const void *packed, void *stream,
                  int maxCtas);

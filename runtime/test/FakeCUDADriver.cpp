@@ -459,6 +459,8 @@ struct FakeFunction {
   bool nest;
   /// A units kernel of short units (shape units.w<width>.chunks).
   bool chunks;
+  /// A nest kernel's copy between two layouts (<prefix>_copy).
+  bool copy;
 };
 int moduleStorage;
 
@@ -648,13 +650,16 @@ CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
   // Filled once, so that threads looking up functions write nothing shared.
   static struct Functions {
     FakeFunction f[2][2][2][17];
+    FakeFunction copy[17];
     Functions() {
       for (int nest = 0; nest < 2; ++nest)
         for (int chunks = 0; chunks < 2; ++chunks)
           for (int pack = 0; pack < 2; ++pack)
             for (int w = 0; w < 17; ++w)
-              f[nest][chunks][pack][w] = {pack == 1, w, nest == 1,
-                                          chunks == 1};
+              f[nest][chunks][pack][w] = {pack == 1, w, nest == 1, chunks == 1,
+                                          false};
+      for (int w = 0; w < 17; ++w)
+        copy[w] = {false, w, true, false, true};
     }
   } functions;
   int width = 0;
@@ -663,6 +668,10 @@ CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
       !(width == 1 || width == 2 || width == 4 || width == 8 || width == 16))
     return kNotFound;
   const bool nest = std::strcmp(kind, "nest") == 0;
+  if (nest && std::strcmp(tail, "copy") == 0) {
+    *f = &functions.copy[width];
+    return kSuccess;
+  }
   const char *dir = tail;
   const bool chunks = !nest && std::strncmp(tail, "chunks_", 7) == 0;
   if (chunks)
@@ -690,7 +699,10 @@ CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
   using MO = unsigned char *;
 #define DDTC_FAKE_WIDTH(W)                                                     \
   case W:                                                                      \
-    if (f->nest && f->pack)                                                    \
+    if (f->copy)                                                               \
+      enqueueRun<ddtc_nest_w##W##_copy_params, CO, MO>(                        \
+          *s, ddtc_nest_w##W##_copy, gx, bx, params);                          \
+    else if (f->nest && f->pack)                                               \
       enqueueRun<ddtc_nest_w##W##_params, CO, MO>(*s, ddtc_nest_w##W##_pack,   \
                                                   gx, bx, params);             \
     else if (f->nest)                                                          \

@@ -280,6 +280,101 @@ bool alignmentVariantsServe(const cu::DriverAPI &api) {
   return body() == kPass;
 }
 
+/// ddtc_copy: a vector straight into contiguous memory and into another
+/// vector, whole and in part, every byte the reference's and no other
+/// touched; the pairs it does not serve and bad ranges refused by name.
+int copiesBetweenLayouts(const cu::DriverAPI &api) {
+  struct Side {
+    const char *spec;
+    int64_t count;
+  };
+  const Side pairs[][2] = {
+      {{"a = vector(500, 3, 7, double)\n", 2}, {"b = double\n", 3000}},
+      {{"a = vector(500, 3, 7, double)\n", 2},
+       {"b = hvector(1000, 3, 41, char)\n", 8}},
+      {{"a = subarray([9, 40], [9, 13], [0, 5], C, int)\n", 3},
+       {"b = vector(351, 1, 3, int)\n", 1}},
+  };
+  std::mt19937_64 rng(11);
+  for (const auto &pair : pairs) {
+    const Side &s = pair[0], &d = pair[1];
+    SpecFile ps, pd;
+    std::string error;
+    CHECK(parseSpec(s.spec, "a", ps, error));
+    CHECK(parseSpec(d.spec, "b", pd, error));
+    const Datatype &st = *ps.bindings.back().type,
+                   &dt = *pd.bindings.back().type;
+    const int64_t total = st.layout().size * s.count;
+    CHECK(total == dt.layout().size * d.count);
+    const size_t sspan = static_cast<size_t>(st.layout().extent * s.count),
+                 dspan = static_cast<size_t>(dt.layout().extent * d.count);
+    std::vector<unsigned char> in(sspan), packed(static_cast<size_t>(total));
+    for (unsigned char &c : in)
+      c = static_cast<unsigned char>(rng());
+    referencePack(st, s.count, in.data(), packed.data());
+    DeviceBuffer src(api, sspan), dst(api, dspan);
+    api.cuMemcpyHtoD(src.p, in.data(), sspan);
+    ddtc_type a = makeType(s.spec), b = makeType(d.spec);
+    CHECK(a && b);
+    CHECK(ddtc_copy_supported(a, b) == DDTC_ERROR_NOT_COMMITTED);
+    CHECK(std::strstr(ddtc_last_error(), "not committed"));
+    CHECK(ddtc_type_commit(a) == DDTC_SUCCESS &&
+          ddtc_type_commit(b) == DDTC_SUCCESS);
+    CHECK_MSG(ddtc_copy_supported(a, b) == DDTC_SUCCESS, "%s",
+              ddtc_last_error());
+    const std::pair<int64_t, int64_t> ranges[] = {
+        {0, total}, {5, total - 3}, {total / 3, total / 3 + 1}, {9, 9}};
+    for (auto [lo, hi] : ranges) {
+      std::vector<unsigned char> want(dspan, 0xA5), got(dspan);
+      api.cuMemcpyHtoD(dst.p, want.data(), dspan);
+      referenceUnpackRange(dt, d.count, packed.data(), lo, hi, want.data());
+      CHECK_MSG(ddtc_copy(a, src.get(), s.count, b, dst.get(), d.count, lo, hi,
+                          nullptr, lo == 5 ? 1 : 0) == DDTC_SUCCESS,
+                "%s", ddtc_last_error());
+      api.cuCtxSynchronize();
+      api.cuMemcpyDtoH(got.data(), dst.p, dspan);
+      CHECK_MSG(got == want, "%s x %lld -> %s x %lld, range [%lld, %lld)",
+                s.spec, (long long)s.count, d.spec, (long long)d.count,
+                (long long)lo, (long long)hi);
+    }
+    // One handle on both sides: the source's layout into a second buffer.
+    {
+      DeviceBuffer twin(api, sspan);
+      std::vector<unsigned char> want(sspan, 0xA5), got(sspan);
+      api.cuMemcpyHtoD(twin.p, want.data(), sspan);
+      referenceUnpack(st, s.count, packed.data(), want.data());
+      CHECK_MSG(ddtc_copy(a, src.get(), s.count, a, twin.get(), s.count, 0,
+                          total, nullptr, 0) == DDTC_SUCCESS,
+                "%s", ddtc_last_error());
+      api.cuCtxSynchronize();
+      api.cuMemcpyDtoH(got.data(), twin.p, sspan);
+      CHECK(got == want);
+    }
+    // Past the end of the source's stream.
+    CHECK(ddtc_copy(a, src.get(), s.count - 1, b, dst.get(), d.count, 0, total,
+                    nullptr, 0) == DDTC_ERROR_INVALID_ARGUMENT);
+    std::printf("range past the source: %s\n", ddtc_last_error());
+    ddtc_type_free(&a);
+    ddtc_type_free(&b);
+  }
+  // A type of several runs per point is not one stream nest: refused, named.
+  ddtc_type r = makeType("r = indexed([1, 2], [0, 5], double)\n");
+  ddtc_type v = makeType("v = vector(4, 1, 2, double)\n");
+  CHECK(ddtc_type_commit(r) == DDTC_SUCCESS &&
+        ddtc_type_commit(v) == DDTC_SUCCESS);
+  CHECK(ddtc_copy_supported(v, r) == DDTC_ERROR_UNSUPPORTED_TYPE);
+  std::printf("unsupported pair: %s\n", ddtc_last_error());
+  CHECK(std::strstr(ddtc_last_error(), "type r"));
+  DeviceBuffer x(api, 64), y(api, 64);
+  CHECK(ddtc_copy(v, x.get(), 1, r, y.get(), 1, 0, 24, nullptr, 0) ==
+        DDTC_ERROR_UNSUPPORTED_TYPE);
+  CHECK(ddtc_copy(nullptr, x.get(), 1, r, y.get(), 1, 0, 24, nullptr, 0) ==
+        DDTC_ERROR_INVALID_ARGUMENT);
+  ddtc_type_free(&r);
+  ddtc_type_free(&v);
+  return kPass;
+}
+
 /// A shuffled gather of doubles: whole instances unpack by the units in
 /// origin order (the type's kernel info says so); a range that cuts an
 /// instance, and every pack, keep packed order; DDTC_UNPACK_ORDER=0 keeps
@@ -663,6 +758,7 @@ DDTC_TEST("fake-driver", fakeDriver) {
   CHECK(hostPacksThroughDevice(*api));
   CHECK(alignmentVariantsServe(*api));
   CHECK(unpackOrderServes(*api));
+  CHECK(copiesBetweenLayouts(*api) == kPass);
 
   CHECK(ddtc_type_free(&t) == DDTC_SUCCESS);
   return kPass;

@@ -77,6 +77,24 @@ inline bool launchNestKernel(bool pack, int64_t width, const LaunchConfig &cfg,
   DDTC_EMU_GENERIC_WIDTHS(nest, )
 }
 
+/// The copy kernel of the nest kernels of `width` (computeNestCopyLaunch's
+/// `cfg`), from the instances at `src` to those at `dst`.
+inline bool launchNestCopyKernel(int64_t width, const LaunchConfig &cfg,
+                                 unsigned char *src, unsigned char *dst) {
+  switch (width) {
+#define DDTC_EMU_COPY_CASE(W)                                                  \
+  case W:                                                                      \
+    return emulateGenericKernel(ddtc_nest_w##W##_copy, cfg, src, dst, nullptr);
+    DDTC_EMU_COPY_CASE(1)
+    DDTC_EMU_COPY_CASE(2)
+    DDTC_EMU_COPY_CASE(4)
+    DDTC_EMU_COPY_CASE(8)
+    DDTC_EMU_COPY_CASE(16)
+#undef DDTC_EMU_COPY_CASE
+  }
+  return false;
+}
+
 #undef DDTC_EMU_GENERIC_WIDTHS
 #undef DDTC_EMU_GENERIC_CASE
 

@@ -168,6 +168,89 @@ struct @P@_params {
 DDTC_NEST_KERNEL(@P@_pack, const, , ps, os)
 DDTC_NEST_KERNEL(@P@_unpack, , const, os, ps)
 #undef DDTC_NEST_KERNEL
+
+// One side of a copy: a nest whose blocks follow each other in the packed
+// stream (block b is packed bytes [b * length, (b + 1) * length)), the
+// instances' level included, levels innermost first.
+struct @P@_side {
+  long long length, length_mul, length_shift; // bytes of a block
+  long long base; // origin offset of block 0
+  long long levels; // levels used, 1 to 8
+  long long n[8], n_mul[8], n_shift[8], st[8]; // counts, divisors, strides
+};
+struct @P@_copy_params {
+  long long lo; // first packed byte moved
+  long long hi; // end of the packed bytes moved
+  long long num_chunks; // chunks of 16 packed bytes from lo rounded down
+  @P@_side src, dst;
+};
+
+// The origin offset of packed byte pos of side q, and in `left` the bytes
+// of its block from there on.
+__device__ __forceinline__ long long @P@_locate(const @P@_side &q,
+                                                long long pos,
+                                                long long &left) {
+  long long b = ddtc_nest_div(pos, q.length_mul, q.length_shift);
+  const long long off = pos - b * q.length;
+  left = q.length - off;
+  long long s = q.base + off;
+  _Pragma("unroll") for (int l = 0; l < 8; ++l) {
+    if (l + 1 >= q.levels) {
+      s += b * q.st[l];
+      break;
+    }
+    const long long outer = ddtc_nest_div(b, q.n_mul[l], q.n_shift[l]);
+    s += (b - outer * q.n[l]) * q.st[l];
+    b = outer;
+  }
+  return s;
+}
+
+// Packed bytes [lo, hi) of one layout's instances at src, written where
+// another layout's instances at dst hold them, with no packed buffer
+// between: what a pack of the one and an unpack into the other would do,
+// in one launch. One thread per 16 packed bytes; each piece of them that
+// lies in one block on both sides moves in the widest words both addresses
+// allow.
+extern "C" __global__ void @P@_copy(const unsigned char *__restrict__ src,
+                                    unsigned char *__restrict__ dst,
+                                    const @P@_copy_params p,
+                                    const long long *__restrict__ unused) {
+  const long long step = (long long)gridDim.x * blockDim.x;
+  const long long first = p.lo - (p.lo & 15);
+  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       g < p.num_chunks; g += step) {
+    long long a = first + g * 16, e = a + 16;
+    if (a < p.lo)
+      a = p.lo;
+    if (e > p.hi)
+      e = p.hi;
+    while (a < e) {
+      long long ls, ld;
+      const unsigned char *s = src + @P@_locate(p.src, a, ls);
+      unsigned char *d = dst + @P@_locate(p.dst, a, ld);
+      long long n = e - a;
+      if (ls < n)
+        n = ls;
+      if (ld < n)
+        n = ld;
+      const unsigned long long al =
+          (unsigned long long)s | (unsigned long long)d;
+      if (n == 16 && (al & 15) == 0) {
+        *(uint4 *)d = *(const uint4 *)s;
+      } else if ((al & 7) == 0 && (n & 7) == 0) {
+        _Pragma("unroll") for (int x = 0; x < 2; ++x) if (8 * x < n)
+          ((unsigned long long *)d)[x] = ((const unsigned long long *)s)[x];
+      } else if ((al & 3) == 0 && (n & 3) == 0) {
+        _Pragma("unroll") for (int x = 0; x < 4; ++x) if (4 * x < n)
+          ((unsigned int *)d)[x] = ((const unsigned int *)s)[x];
+      } else {
+        ddtc_nest_copy(d, s, (unsigned)n);
+      }
+      a += n;
+    }
+  }
+}
 )";
 
 std::string substitute(std::string text, const std::string &from,
@@ -195,6 +278,30 @@ int64_t blocksStartingBefore(const std::vector<NestLevel> &levels, size_t d,
     return l.count * inner;
   return i * inner +
          blocksStartingBefore(levels, d + 1, q - i * l.packedStride);
+}
+
+/// The words of one side of a copy (@P@_side): `nest`'s levels below the
+/// instances' level of `count` instances `extent` apart, innermost first.
+std::vector<int64_t> copySideParams(const Nest &nest, int64_t extent,
+                                    int64_t count) {
+  std::vector<NestLevel> levels = {{count, extent, 0}};
+  levels.insert(levels.end(), nest.levels.begin(), nest.levels.end());
+  const MagicDivisor ld = makeMagicDivisor(nest.length);
+  std::vector<int64_t> out = {nest.length, ld.mul, ld.shift, nest.srcBase,
+                              static_cast<int64_t>(levels.size())};
+  std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
+      shift(kNestMaxLevels, 0), st(kNestMaxLevels, 0);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const NestLevel &l = levels[levels.size() - 1 - i];
+    const MagicDivisor m = makeMagicDivisor(std::max<int64_t>(l.count, 1));
+    n[i] = std::max<int64_t>(l.count, 1);
+    mul[i] = m.mul;
+    shift[i] = m.shift;
+    st[i] = l.srcStride;
+  }
+  for (const std::vector<int64_t> *v : {&n, &mul, &shift, &st})
+    out.insert(out.end(), v->begin(), v->end());
+  return out;
 }
 
 } // namespace
@@ -257,6 +364,53 @@ bool nestsBeatPlan(const KernelPlan &plan, const std::vector<Nest> &nests) {
     if (n.width < 4 || n.length % n.width != 0)
       return false;
   return true;
+}
+
+const Nest *streamNest(const std::vector<Nest> &nests, int64_t size) {
+  if (nests.size() != 1 || size <= 0)
+    return nullptr;
+  const Nest &n = nests[0];
+  if (n.packedBase != 0 || n.length <= 0 ||
+      n.levels.size() + 1 > static_cast<size_t>(kNestMaxLevels))
+    return nullptr;
+  // Innermost level first: each level's packed stride is the bytes of the
+  // levels inside it, so block b starts at packed byte b * length.
+  int64_t expected = n.length;
+  for (size_t i = n.levels.size(); i-- > 0;) {
+    const NestLevel &l = n.levels[i];
+    if (l.packedStride != expected || l.count <= 0 ||
+        expected > std::numeric_limits<int64_t>::max() / l.count)
+      return nullptr;
+    expected *= l.count;
+  }
+  return expected == size ? &n : nullptr;
+}
+
+LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
+                                   int64_t lo, int64_t hi, int64_t maxBlocks) {
+  LaunchConfig cfg;
+  cfg.block = 256;
+  if (!checkPackRange(src.size, src.count, lo, hi, cfg.error) ||
+      !checkPackRange(dst.size, dst.count, lo, hi, cfg.error))
+    return cfg;
+  if (!src.nest || !dst.nest) {
+    cfg.error = "a side of the copy is not one nest in pack order";
+    return cfg;
+  }
+  const int64_t numChunks = lo < hi ? (hi + 15) / 16 - lo / 16 : 0;
+  cfg.params = {lo, hi, numChunks};
+  for (const NestSide *side : {&src, &dst}) {
+    std::vector<int64_t> w =
+        copySideParams(*side->nest, side->extent, side->count);
+    cfg.params.insert(cfg.params.end(), w.begin(), w.end());
+  }
+  if (numChunks <= 0)
+    return cfg;
+  int64_t blocks = numChunks / cfg.block + (numChunks % cfg.block != 0);
+  if (maxBlocks > 0)
+    blocks = std::min(blocks, maxBlocks);
+  cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
+  return cfg;
 }
 
 std::string nestShapeKey(int width) { return "nest.w" + std::to_string(width); }

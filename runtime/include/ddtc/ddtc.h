@@ -212,6 +212,28 @@ DDTC_API ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
                                  int64_t lo, int64_t hi, const void *packed,
                                  void *stream, int max_ctas);
 
+/* Moves packed bytes [lo, hi) of `src_count` instances of `src_type` at
+   `src` straight to where `dst_count` instances of `dst_type` at `dst` hold
+   them, in one kernel and without a packed buffer between: the bytes
+   ddtc_pack of the source and ddtc_unpack into the destination would give.
+   The range must lie in both packed streams; the two types need not have
+   the same signature. `src` may be memory of another GPU that the current
+   context can read (peer access, a CUDA IPC mapping). Same rules as
+   ddtc_pack otherwise. Serves the pairs ddtc_copy_supported accepts, else
+   fails with DDTC_ERROR_UNSUPPORTED_TYPE. */
+DDTC_API ddtc_status ddtc_copy(ddtc_type src_type, const void *src,
+                               int64_t src_count, ddtc_type dst_type, void *dst,
+                               int64_t dst_count, int64_t lo, int64_t hi,
+                               void *stream, int max_ctas);
+
+/* DDTC_SUCCESS when ddtc_copy serves the two committed types: each must be
+   one strided nest whose blocks follow each other in the packed stream
+   (vectors, subarrays, contiguous arrays and records without inner gaps, of
+   any depth); else DDTC_ERROR_UNSUPPORTED_TYPE, or DDTC_ERROR_NOT_COMMITTED,
+   with ddtc_last_error naming the type. */
+DDTC_API ddtc_status ddtc_copy_supported(ddtc_type src_type,
+                                         ddtc_type dst_type);
+
 /*--- Statistics -------------------------------------------------------------*/
 
 /* Process-wide counters since the library was loaded. */

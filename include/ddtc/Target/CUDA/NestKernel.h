@@ -66,6 +66,29 @@ bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
 /// (bench/results/2026-11-29-NVIDIA-H200-generic-kernels).
 bool nestsBeatPlan(const KernelPlan &plan, const std::vector<Nest> &nests);
 
+/// The one nest of a layout of `size` packed bytes whose blocks follow each
+/// other in the packed stream, in the order of their index (one segment of
+/// one run that fills its point: vectors, subarrays, contiguous arrays,
+/// records without gaps inside), or null. The instances of such a layout
+/// extend the nest by one level, so any range of their packed stream maps
+/// to origin offsets by dividing alone: the copy kernel needs no table.
+const Nest *streamNest(const std::vector<Nest> &nests, int64_t size);
+
+/// One side of a copy: the stream nest of a layout of `size` packed bytes
+/// and `count` instances `extent` apart.
+struct NestSide {
+  const Nest *nest = nullptr;
+  int64_t size = 0;
+  int64_t extent = 0;
+  int64_t count = 0;
+};
+
+/// The launch of <prefix>_copy that moves packed bytes [lo, hi) from the
+/// instances of `src` to where those of `dst` hold them (the range must lie
+/// in both streams). At most `maxBlocks` blocks (0: as many as needed).
+LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
+                                   int64_t lo, int64_t hi, int64_t maxBlocks);
+
 /// The kernel shape of the nest kernels of `width`, as kernelShapeKey names
 /// the others' ("nest.w8"), and their symbol prefix ("ddtc_nest_w8").
 std::string nestShapeKey(int width);
@@ -76,6 +99,8 @@ std::string nestKernelPrefix(int width);
 ///                 <prefix>_params p, const long long *unused)
 ///   <prefix>_unpack(unsigned char *origin, const unsigned char *packed,
 ///                   <prefix>_params p, const long long *unused)
+///   <prefix>_copy(const unsigned char *src, unsigned char *dst,
+///                 <prefix>_copy_params p, const long long *unused)
 /// with the four arguments of the work-unit kernels (the last is unused), so
 /// that one launch path serves both. Like emitCUDA's, the source includes
 /// nothing and may be concatenated with other kernels' sources.
