@@ -368,9 +368,14 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
   step ipc-layer-staged timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_IPC_READ=stage -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
     "$layer" --cases 200 --expect-ipc used
+  # Pulled fragments moved by one copy kernel where both types allow it,
+  # then with that kernel off (packed into staging, unpacked from it).
   step ipc-layer-pull timeout 300 "${ipc_x[@]}" -np 2 \
     -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 \
-    "$layer" --cases 200 --expect-ipc pulled
+    "$layer" --cases 200 --expect-ipc fused
+  step ipc-layer-pull-unfused timeout 300 "${ipc_x[@]}" -np 2 \
+    -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_IPC_FUSE=0 -x DDTC_MPI_FRAGMENT=65536 \
+    "$layer" --cases 120 --expect-ipc unfused
   # A receiver keeping two peers' types: messages naming a type it dropped
   # go through host memory (a persistent receive takes both kinds in turn).
   step ipc-layer-pull-few-types timeout 300 "${ipc_x[@]}" -np 2 \
@@ -437,6 +442,11 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
     mpi_bench mpi-ipc-read-pull "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
       "$mpibench" --refs device --sizes 1M,4M,16M,64M --time ddtc,a \
       --reps 7 --json "$out/mpi-ipc-read-pull.json"
+    # The same without the copy kernel: each pulled fragment packed into
+    # staging and unpacked from it.
+    mpi_bench mpi-ipc-read-pull-unfused "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
+      -x DDTC_MPI_IPC_FUSE=0 "$mpibench" --refs device --sizes 1M,4M,16M,64M \
+      --time ddtc,a --reps 7 --json "$out/mpi-ipc-read-pull-unfused.json"
     # Fixed fragments (the first as large as the others) against 4 MiB
     # fragments growing from 256 KiB.
     for f in 1M 4M 4M-ramp; do
@@ -465,6 +475,9 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
       --json "$out/mpi-ipc-halo.json"
     mpi_bench mpi-ipc-halo-pull "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
       "$mpibench" --halo 512 --json "$out/mpi-ipc-halo-pull.json"
+    mpi_bench mpi-ipc-halo-pull-unfused "${ipcb_x[@]}" -x DDTC_MPI_IPC_READ=pull \
+      -x DDTC_MPI_IPC_FUSE=0 "$mpibench" --halo 512 \
+      --json "$out/mpi-ipc-halo-pull-unfused.json"
     ipc_jsons=()
     for j in "$out"/mpi-ipc-contend-half*.json "$out/mpi-ipc-halo.json"; do
       [ -f "$j" ] && ipc_jsons+=("$j")

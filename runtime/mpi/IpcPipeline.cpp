@@ -62,7 +62,7 @@ namespace ddtc::mpi {
 namespace {
 
 constexpr int32_t kFinished = -1, kFailed = -2, kUseRing = -3;
-std::atomic<long long> receives{0}, pulls{0};
+std::atomic<long long> receives{0}, pulls{0}, fusedPulls{0};
 
 bool inPlace(const Operation &op) { return op.note.ref.slots == 0; }
 
@@ -155,6 +155,16 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
   const char *origin = op.peerBytes - op.note.trueLb;
   return ddtc_pack(op.peerPackType.get(), origin, op.note.count, lo, hi, out,
                    stream, settings().maxCtas) == DDTC_SUCCESS;
+}
+
+/// Receiver of a fused pull: moves bytes [lo, hi) of the message from the
+/// sender's buffer, as mapped here, straight into the receive buffer.
+bool copyFromPeer(Operation &op, int64_t lo, int64_t hi, void *stream) {
+  CostScope cost(Cost::Unpack);
+  const char *origin = op.peerBytes - op.note.trueLb;
+  return ddtc_copy(op.peerPackType.get(), origin, op.note.count, op.info->type,
+                   const_cast<void *>(op.buf), op.count, lo, hi, stream,
+                   settings().maxCtas) == DDTC_SUCCESS;
 }
 
 /// Whether DDTC_MPI_IPC_READ asks this send to be pulled: always with
@@ -400,6 +410,7 @@ bool advancePush(Operation &op) {
 
 long long ipcReceives() { return receives.load(); }
 long long ipcPulls() { return pulls.load(); }
+long long ipcFusedPulls() { return fusedPulls.load(); }
 
 bool signalPacked(Operation &op, int k) {
   return !op.ipc || !op.send || !op.flagWords ||
@@ -574,9 +585,9 @@ void setupRead(Operation &op) {
                  : static_cast<size_t>(op.note.ref.slots);
   op.slots.assign(n, Slot{});
   // A pulled message is packed into staging, unless the receive buffer is
-  // contiguous: then straight into it.
-  if ((settings().ipcRead == IpcRead::Stage || pulled(op)) && !op.contiguous &&
-      (op.copyStream = threadCopyStream(op.buf)) &&
+  // contiguous (then straight into it) or ddtc_copy moves it (fused).
+  if ((settings().ipcRead == IpcRead::Stage || (pulled(op) && !op.fused)) &&
+      !op.contiguous && (op.copyStream = threadCopyStream(op.buf)) &&
       deviceAcquire(op.buf, n * static_cast<size_t>(op.slotBytes),
                     op.deviceRing))
     for (size_t i = 0; i < n; ++i)
@@ -672,6 +683,11 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     op.peerTypeUnknown = true;
     return false;
   }
+  // Both types one strided nest in pack order: one kernel a fragment, from
+  // the sender's buffer to the receive buffer.
+  op.fused =
+      pulled(op) && !op.contiguous && settings().ipcFuse && op.info->type &&
+      ddtc_copy_supported(op.peerPackType.get(), op.info->type) == DDTC_SUCCESS;
   op.ipc = true;
   receives.fetch_add(1, std::memory_order_relaxed);
   op.peerBytes = op.peerMemory.base + op.note.ref.offset;
@@ -698,7 +714,8 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
     if (pulled(op)) {
       pulls.fetch_add(1, std::memory_order_relaxed);
       op.answer.typeKept = 1;
-      if (!op.contiguous && !op.deviceRing.ptr)
+      fusedPulls.fetch_add(op.fused ? 1 : 0, std::memory_order_relaxed);
+      if (!op.contiguous && !op.fused && !op.deviceRing.ptr)
         op.error = MPI_ERR_NO_MEM; // no staging to pack into
     }
     // The sender offered flag words: the streams order the fragments when
@@ -719,9 +736,10 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
        static_cast<long long>(op.total), op.source, op.rtag,
        op.answer.go == Answer::IpcWrite  ? "written by the sender"
        : op.answer.go == Answer::IpcPush ? "pushed into this rank's ring"
-       : pulled(op)                      ? "packed here from the peer's buffer"
-       : inPlace(op)                     ? "read in place"
-                                         : "read from the sender's ring",
+       : op.fused    ? "copied by one kernel from the peer's buffer"
+       : pulled(op)  ? "packed here from the peer's buffer"
+       : inPlace(op) ? "read in place"
+                     : "read from the sender's ring",
        op.deviceRing.ptr ? ", staged" : "",
        streamOrdered(op) ? ", ordered by the streams" : "", op.note.id);
   return true;
@@ -819,7 +837,8 @@ bool advanceIpcRecv(Operation &op) {
     } else {
       reader = readStream(op, k);
       ok = ok && reader &&
-           (pulled(op)
+           (op.fused ? copyFromPeer(op, lo, lo + len, reader)
+            : pulled(op)
                 ? packFromPeer(op, lo, lo + len, userBytes(op) + lo, reader)
                 : unpackRange(op, lo, lo + len, src, reader)) &&
            (!ordered || streamWriteWord(reader, &op.flagWords[1], count));
@@ -878,6 +897,7 @@ void finishIpc(Operation &op) {
     (void)op.specText.release();
   }
   op.peerPackType.reset();
+  op.fused = false;
   for (auto &[value, req] : op.outbox.sends)
     if (req != MPI_REQUEST_NULL)
       PMPI_Request_free(&req);

@@ -96,6 +96,11 @@ struct Settings {
   bool ipc = true;       ///< DDTC_MPI_IPC=0: never CUDA IPC
   /// DDTC_MPI_IPC_READ: how a fragment crosses through IPC.
   IpcRead ipcRead = IpcRead::Direct;
+  /// DDTC_MPI_IPC_FUSE=0: a pulled message whose two types ddtc_copy
+  /// serves is still packed into staging and unpacked from it, two kernels
+  /// a fragment, instead of one copy from the sender's buffer to the
+  /// receiver's.
+  bool ipcFuse = true;
   /// DDTC_MPI_IPC_SYNC=host (default): each side of an IPC ring waits for
   /// its work on a fragment to finish before it announces it; "device":
   /// the GPUs' streams order the fragments (a wait for a flag word the
@@ -478,6 +483,8 @@ long long hostPacks();
 long long ipcReceives();
 long long ipcFallbacks();
 long long ipcPulls();
+/// Pulled messages moved by ddtc_copy, one kernel a fragment.
+long long ipcFusedPulls();
 /// Pulled messages answered "type unknown" (forgetPeerKeepsType).
 long long ipcSpecsResent();
 /// True when some operation of the layer is in flight or some request of the

@@ -152,6 +152,11 @@ __attribute__((visibility("default"))) long long ddtc_mpi_ipc_fallbacks(void) {
 __attribute__((visibility("default"))) long long ddtc_mpi_ipc_pulls(void) {
   return ipcPulls();
 }
+/// For tests: pulled messages whose receiver moved each fragment from the
+/// sender's buffer to its own in one kernel (ddtc_copy) since MPI_Init.
+__attribute__((visibility("default"))) long long ddtc_mpi_ipc_fused(void) {
+  return ipcFusedPulls();
+}
 /// For tests: pulled messages sent through host memory because the
 /// receiver had dropped their type, since MPI_Init.
 __attribute__((visibility("default"))) long long

@@ -175,6 +175,9 @@ struct Operation {
   std::unique_ptr<std::string> specText; ///< what specReq sends
   std::shared_ptr<ddtc_type_s> peerPackType;
   bool peerTypeUnknown = false; ///< receiver: the note's type is not kept
+  /// Receiver of a pulled message: each fragment moves from the sender's
+  /// buffer to the receive buffer in one ddtc_copy, no staging between.
+  bool fused = false;
 
   // The user's request.
   int completionTag = -1;

@@ -95,6 +95,8 @@ Settings read() {
   int ipcRead = static_cast<int>(s.ipcRead);
   envChoice("DDTC_MPI_IPC_READ", ipcReads, ipcRead);
   s.ipcRead = static_cast<IpcRead>(ipcRead);
+  if (const char *v = std::getenv("DDTC_MPI_IPC_FUSE"))
+    s.ipcFuse = std::strcmp(v, "0") != 0;
   static const char *const ipcSyncs[] = {"host", "device"};
   int ipcSync = s.ipcStreamSync ? 1 : 0;
   envChoice("DDTC_MPI_IPC_SYNC", ipcSyncs, ipcSync);

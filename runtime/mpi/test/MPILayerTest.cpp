@@ -1586,10 +1586,12 @@ void suitePack(uint64_t seed, int cases) {
 
 } // namespace
 
-/// --expect-ipc used|ring|pulled|resent|unused|fallback: whether the
-/// messages went through CUDA IPC (summed over the ranks; `ring`: none of
-/// them packed by the receiver; `pulled`: some of them
-/// packed by the receiver from the sender's buffer; `resent`: and some sent
+/// --expect-ipc used|ring|pulled|fused|unfused|resent|unused|fallback:
+/// whether the messages went through CUDA IPC (summed over the ranks;
+/// `ring`: none of them packed by the receiver; `pulled`: some of them
+/// packed by the receiver from the sender's buffer; `fused`: some of those
+/// moved by one kernel from the sender's buffer to the receiver's
+/// (ddtc_copy); `unfused`: pulled, none of them so; `resent`: and some sent
 /// through host memory since the receiver had dropped their type), or IPC
 /// failed and the layer fell back to host memory; one more case that passes
 /// or fails.
@@ -1604,19 +1606,23 @@ void checkIpcUse(const std::string &expect) {
   long long fellBack = count("ddtc_mpi_ipc_fallbacks");
   long long pulled = count("ddtc_mpi_ipc_pulls");
   long long resent = count("ddtc_mpi_ipc_specs_resent");
-  bool ok = expect == "used"       ? received > 0 && fellBack == 0
-            : expect == "ring"     ? received > 0 && pulled == 0 && fellBack == 0
-            : expect == "pulled"   ? pulled > 0 && fellBack == 0
-            : expect == "resent"   ? pulled > 0 && resent > 0 && fellBack == 0
-            : expect == "unused"   ? received == 0
+  long long fused = count("ddtc_mpi_ipc_fused");
+  bool ok = expect == "used"      ? received > 0 && fellBack == 0
+            : expect == "ring"    ? received > 0 && pulled == 0 && fellBack == 0
+            : expect == "pulled"  ? pulled > 0 && fellBack == 0
+            : expect == "fused"   ? fused > 0 && fellBack == 0
+            : expect == "unfused" ? pulled > 0 && fused == 0 && fellBack == 0
+            : expect == "resent"  ? pulled > 0 && resent > 0 && fellBack == 0
+            : expect == "unused"  ? received == 0
             : expect == "fallback" ? received == 0 && fellBack > 0
                                    : false;
   if (rank == 0)
     std::printf("mpi-layer-test: %lld messages through CUDA IPC (%lld packed "
-                "by the receiver from the sender's buffer; %lld through host "
+                "by the receiver from the sender's buffer, %lld of them by one "
+                "kernel into the receive buffer; %lld through host "
                 "memory for a type the receiver had dropped), %lld fallbacks "
                 "to host memory: %s (expected %s)\n",
-                received, pulled, resent, fellBack,
+                received, pulled, fused, resent, fellBack,
                 ok ? "as expected" : "FAILED", expect.c_str());
   (ok ? passed : failed) += rank == 0;
 }
