@@ -170,14 +170,23 @@ bool copyFromPeer(Operation &op, int64_t lo, int64_t hi, void *stream) {
 /// Whether DDTC_MPI_IPC_READ asks this send to be pulled: always with
 /// pull; with auto where the peer's last receive from this rank was on the
 /// send buffer's GPU (within one GPU pulling is faster one message at a
-/// time; across GPUs it is not measured yet).
+/// time), or on another GPU where the receiver's copy moves the type in
+/// words and the model predicts the pull faster than the ring (the
+/// receive type taken to be the send type).
 bool wantsPull(const Operation &op) {
   if (settings().ipcRead == IpcRead::Pull)
     return true;
   if (settings().ipcRead != IpcRead::Auto)
     return false;
   const uint64_t gpu = peerReceiveGpu(op.peerWorld);
-  return gpu != 0 && gpu == gpuOf(op.buf);
+  if (gpu == 0)
+    return false;
+  if (gpu == gpuOf(op.buf))
+    return true;
+  const KernelTraffic &t = op.info->traffic;
+  return op.info->copiesInWords &&
+         predictPullUs(pullSchedule(op.total), t) <
+             predictIpcUs(ipcSchedule(op.total, t), t);
 }
 
 /// Sender, DDTC_MPI_IPC_READ=pull (or auto, wantsPull): exports the send

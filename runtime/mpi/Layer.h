@@ -160,6 +160,9 @@ double predictIpcUs(const FragmentSchedule &schedule,
                     const KernelTraffic &traffic = {});
 /// The same for a message read in place (no pack, no kernels).
 double predictInPlaceUs(const FragmentSchedule &schedule);
+/// The model's time of a message pulled in `schedule` (pullUs).
+double predictPullUs(const FragmentSchedule &schedule,
+                     const KernelTraffic &traffic);
 
 const Settings &settings();
 /// The protocol in force: settings().protocol, unless a program chose
@@ -347,6 +350,12 @@ struct TypeInfo {
   /// (estimateReadAmplification in 64-byte pieces,
   /// estimateWriteAmplification): the model's kernel rates for the type.
   KernelTraffic traffic;
+  /// A receiver's ddtc_copy moves the type (one strided nest in pack
+  /// order) in whole words of 4 bytes or more: a pull of it is one kernel
+  /// a fragment on the receiver (a narrower type's copy assembles its bytes
+  /// in registers: on two H200s 41-byte records pulled took 1.4x the ring's
+  /// time at 64 MiB).
+  bool copiesInWords = false;
   /// Names the type to peers (PeerTypes.cpp): unique in the process, never
   /// reused, so that a peer's copy of a freed type is never taken for a
   /// later one.

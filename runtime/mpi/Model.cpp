@@ -188,6 +188,11 @@ double predictIpcUs(const FragmentSchedule &schedule,
   return pipelineUs(modelFigures(), schedule, traffic);
 }
 
+double predictPullUs(const FragmentSchedule &schedule,
+                     const KernelTraffic &traffic) {
+  return pullUs(modelFigures(), schedule, traffic);
+}
+
 double predictInPlaceUs(const FragmentSchedule &schedule) {
   const ModelFigures &m = modelFigures();
   if (schedule.count() == 0)

@@ -85,4 +85,34 @@ double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
   return us;
 }
 
+// A pulled message (the receiver's kernel reads the sender's buffer with the
+// sender's type and writes the receive buffer, ddtc_copy) costs
+//
+//   T = start + alpha + M / min(link / read, unpack) + n * gap
+//
+// start: the note, the answer and the closing message, as above;
+// alpha: the receiver's launch of the first fragment: nothing is packed and
+//        no ready message is waited for; later launches are queued while
+//        the fragments before move (pulled fragments are long);
+// link / read: the kernel reads `read` bytes of the sender's memory per
+//        packed byte (the sectors its type touches), all of them over the
+//        link: a type of 16-byte blocks 32 bytes apart moves at half the
+//        link's rate, where the ring sends its packed bytes at the full
+//        rate after a local pack;
+// unpack: the receive side's writes, as for the ring (the receiver's type
+//        taken to be the sender's);
+// gap:   per fragment, as above.
+double pullUs(const ModelFigures &m, const FragmentSchedule &schedule,
+              const KernelTraffic &traffic) {
+  const int64_t n = schedule.count();
+  if (n == 0)
+    return 0;
+  const double unpack =
+      m.localGBps * 1e3 * 2.0 / (std::max(traffic.write, 1.0) + 1.0);
+  const double rate =
+      std::min(m.linkGBps * 1e3 / std::max(traffic.read, 1.0), unpack);
+  return m.startUs + m.alphaUs + static_cast<double>(schedule.total()) / rate +
+         static_cast<double>(n) * m.gapUs;
+}
+
 } // namespace ddtc::mpi

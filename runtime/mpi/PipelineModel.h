@@ -51,6 +51,13 @@ struct KernelTraffic {
 double pipelineUs(const ModelFigures &m, const FragmentSchedule &schedule,
                   const KernelTraffic &traffic);
 
+/// The predicted one-way time, in microseconds, of a pulled message cut
+/// into `schedule`: the receiver moves each fragment from the sender's
+/// buffer in one kernel, reading every sector the type touches over the
+/// link (PipelineModel.cpp gives the formula).
+double pullUs(const ModelFigures &m, const FragmentSchedule &schedule,
+              const KernelTraffic &traffic);
+
 } // namespace ddtc::mpi
 
 #endif // DDTC_MPI_PIPELINEMODEL_H

@@ -16,6 +16,7 @@
 using ddtc::mpi::FragmentSchedule;
 using ddtc::mpi::ModelFigures;
 using ddtc::mpi::pipelineUs;
+using ddtc::mpi::pullUs;
 
 namespace {
 
@@ -84,6 +85,35 @@ TEST(PipelineModel, MiddleSummedAtOnceAgreesFragmentByFragment) {
     EXPECT_NEAR(pipelineUs(m, s, {}), bytewise, 1e-6 * bytewise)
         << "total " << total;
   }
+}
+
+TEST(PipelineModel, PullsPayTheLinkForEverySectorRead) {
+  // 4 fragments of 16 MiB pulled: one launch before the first byte moves,
+  // no pack; a type reading 2 bytes per packed byte crosses the link at
+  // half its rate.
+  FragmentSchedule s(64 * MiB, 16 * MiB, 16 * MiB);
+  EXPECT_NEAR(pullUs(figures(), s, {}), 10 + 8 + 64 * MiB / 400e3 + 4 * 2,
+              1e-6);
+  EXPECT_NEAR(pullUs(figures(), s, {2.0, 1.0}),
+              10 + 8 + 64 * MiB / 200e3 + 4 * 2, 1e-6);
+  // A receive type writing in part of its sectors: its writes bound it.
+  EXPECT_NEAR(pullUs(figures(), s, {1.0, 15.0}),
+              10 + 8 + 64 * MiB / 200e3 + 4 * 2, 1e-6);
+  EXPECT_EQ(pullUs(figures(), FragmentSchedule(0, MiB, MiB), {}), 0.0);
+}
+
+TEST(PipelineModel, PullsWinSmallAndLoseWhenTheyReadMuchMore) {
+  // 1 MiB of 16-byte blocks 32 bytes apart: the pull saves the pack and a
+  // fragment's hosts; at 64 MiB the ring's dense bytes win.
+  const ddtc::mpi::KernelTraffic sparse{2.0, 2.0};
+  FragmentSchedule one(MiB, MiB, MiB);
+  EXPECT_LT(pullUs(figures(), one, sparse), pipelineUs(figures(), one, sparse));
+  FragmentSchedule ring(64 * MiB, 4 * MiB, 256 * 1024);
+  FragmentSchedule pulled(64 * MiB, 16 * MiB, 16 * MiB);
+  EXPECT_GT(pullUs(figures(), pulled, sparse),
+            pipelineUs(figures(), ring, sparse));
+  // Whole sectors: the pull is faster at every size.
+  EXPECT_LT(pullUs(figures(), pulled, {}), pipelineUs(figures(), ring, {}));
 }
 
 } // namespace
