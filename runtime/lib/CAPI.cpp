@@ -302,6 +302,7 @@ ddtc_status ddtc_get_stats(ddtc_stats *out) {
     out->module_loads = s.moduleLoads;
     out->table_uploads = s.tableUploads;
     out->compile_ms_total = static_cast<double>(s.compileMicros) / 1000.0;
+    out->copy_engine_copies = s.copyEngineCopies;
     return Status::success();
   });
 }

@@ -23,6 +23,27 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 
+/// cuMemcpy3DAsync's description of a copy (CUDA_MEMCPY3D_v2): Depth planes
+/// of Height rows of WidthInBytes bytes, each side's rows `Pitch` bytes
+/// apart and its planes `Height` rows of its pitch apart.
+struct CUDA_MEMCPY3D {
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  unsigned srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  void *reserved0;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  unsigned dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  void *reserved1;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+};
+
 /// An exported allocation (CUipcMemHandle): opaque bytes sent to another
 /// process of the same host, which maps the allocation with them.
 constexpr size_t CU_IPC_HANDLE_SIZE = 64;
@@ -115,6 +136,8 @@ struct DriverAPI {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  /// Optional: ddtc_copy moves long rows through a copy engine with it.
+  CUresult (*cuMemcpy3DAsync)(const CUDA_MEMCPY3D *, CUstream);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);

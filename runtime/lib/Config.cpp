@@ -159,6 +159,9 @@ Config readConfig() {
   readNumber(c, "DDTC_HOST_STAGING_MIN",
              "a byte count (digits, optionally K, M or G)", c.hostStagingMin,
              parseBytes);
+  readNumber(c, "DDTC_COPY_ENGINE_ROWS",
+             "a byte count (digits, optionally K, M or G; 0: never)",
+             c.copyEngineRows, parseBytes);
   readNumber(c, "DDTC_HOST_STAGING_CHUNK", "a byte count from 256 to 1G",
              c.hostStagingChunk, [](const std::string &s, int64_t &v) {
                return parseBytes(s, v) && v >= 256 && v <= (int64_t(1) << 30);

@@ -78,7 +78,7 @@ struct Stats {
   std::atomic<int64_t> nvrtcCompiles{0}, compileFailures{0}, memoryHits{0},
       diskHits{0}, diskWrites{0}, diskRejected{0}, builtinHits{0},
       genericLaunches{0}, specializedLaunches{0}, moduleLoads{0},
-      tableUploads{0};
+      tableUploads{0}, copyEngineCopies{0};
   std::atomic<int64_t> compileMicros{0};
   /// Plans read from and written to the disk cache (not in ddtc_stats).
   std::atomic<int64_t> planDiskHits{0}, planDiskWrites{0};

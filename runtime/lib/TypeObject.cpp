@@ -888,20 +888,67 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
   s = loadCopyKernels(*api, *dc, width, m);
   if (!s.ok())
     return s;
-  CUdeviceptr a = reinterpret_cast<uintptr_t>(srcOrigin);
-  CUdeviceptr b = reinterpret_cast<uintptr_t>(dstOrigin);
-  CUdeviceptr unused = 0;
-  void *args[4] = {&a, &b, cfg.params.data(), &unused};
-  CUresult rc =
-      api->cuLaunchKernel(m->copy, static_cast<unsigned>(cfg.grid), 1, 1,
-                          static_cast<unsigned>(cfg.block), 1, 1, 0,
-                          static_cast<CUstream>(stream), args, nullptr);
-  if (rc != CUDA_SUCCESS)
-    return Status::error(DDTC_ERROR_CUDA,
-                         std::string(fn) + ": " +
-                             describeError(*api, "cuLaunchKernel", rc));
-  ++stats().genericLaunches;
-  return Status::success();
+  const CUdeviceptr a = reinterpret_cast<uintptr_t>(srcOrigin);
+  const CUdeviceptr b = reinterpret_cast<uintptr_t>(dstOrigin);
+  auto kernel = [&](int64_t from_, int64_t to_) -> Status {
+    LaunchConfig c = from_ == lo && to_ == hi
+                         ? cfg
+                         : computeNestCopyLaunch(from, to, from_, to_, maxCtas);
+    if (!c.error.empty())
+      return Status::error(DDTC_ERROR_INTERNAL,
+                           std::string(fn) + ": " + c.error);
+    if (c.grid == 0)
+      return Status::success();
+    CUdeviceptr x = a, y = b, unused = 0;
+    void *args[4] = {&x, &y, c.params.data(), &unused};
+    CUresult rc =
+        api->cuLaunchKernel(m->copy, static_cast<unsigned>(c.grid), 1, 1,
+                            static_cast<unsigned>(c.block), 1, 1, 0,
+                            static_cast<CUstream>(stream), args, nullptr);
+    if (rc != CUDA_SUCCESS)
+      return Status::error(DDTC_ERROR_CUDA,
+                           std::string(fn) + ": " +
+                               describeError(*api, "cuLaunchKernel", rc));
+    ++stats().genericLaunches;
+    return Status::success();
+  };
+  // Long rows on both sides: a copy engine moves them, the kernel the
+  // edges of the range that cut a row.
+  std::vector<RowBlock> rows;
+  int64_t rowsLo = lo, rowsHi = lo;
+  if (!api->cuMemcpy3DAsync || config().copyEngineRows <= 0 ||
+      !splitIntoRowBlocks(from, to, lo, hi, config().copyEngineRows, rows,
+                          rowsLo, rowsHi))
+    return kernel(lo, hi);
+  if (Status e = kernel(lo, rowsLo); !e.ok())
+    return e;
+  for (const RowBlock &r : rows) {
+    CUDA_MEMCPY3D p{};
+    p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
+    p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
+    p.srcPitch = static_cast<size_t>(r.srcPitch);
+    p.dstPitch = static_cast<size_t>(r.dstPitch);
+    p.srcHeight = static_cast<size_t>(r.srcRowsPerPlane);
+    p.dstHeight = static_cast<size_t>(r.dstRowsPerPlane);
+    p.WidthInBytes = static_cast<size_t>(r.width);
+    p.Height = static_cast<size_t>(r.height);
+    p.Depth = static_cast<size_t>(r.depth);
+    CUresult rc = api->cuMemcpy3DAsync(&p, static_cast<CUstream>(stream));
+    if (rc == CUDA_SUCCESS) {
+      ++stats().copyEngineCopies;
+      continue;
+    }
+    // A shape the driver refuses: the kernel moves those rows.
+    logVerbose(std::string(fn) + ": " +
+               describeError(*api, "cuMemcpy3DAsync", rc) + " for " +
+               std::to_string(r.depth) + " x " + std::to_string(r.height) +
+               " rows of " + std::to_string(r.width) +
+               " bytes; the copy kernel moves them");
+    if (Status e = kernel(r.lo, r.hi); !e.ok())
+      return e;
+  }
+  return kernel(rowsHi, hi);
 }
 
 void releaseType(ddtc_type_s &t) {

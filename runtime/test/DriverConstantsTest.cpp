@@ -9,6 +9,8 @@
 
 #include "CUDADriver.h"
 
+#include <cstddef>
+
 #if defined(DDTC_HAVE_CUDA_H) && __has_include(<cuda.h>)
 #include <cuda.h>
 #define DDTC_CHECKED_AGAINST_CUDA_H 1
@@ -51,6 +53,23 @@ static_assert(c::CU_POINTER_ATTRIBUTE_BUFFER_ID ==
 static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ==
               CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
 static_assert(sizeof(c::CUipcMemHandle) == sizeof(CUipcMemHandle));
+static_assert(sizeof(c::CUDA_MEMCPY3D) == sizeof(CUDA_MEMCPY3D));
+static_assert(offsetof(c::CUDA_MEMCPY3D, srcMemoryType) ==
+              offsetof(CUDA_MEMCPY3D, srcMemoryType));
+static_assert(offsetof(c::CUDA_MEMCPY3D, srcDevice) ==
+              offsetof(CUDA_MEMCPY3D, srcDevice));
+static_assert(offsetof(c::CUDA_MEMCPY3D, srcHeight) ==
+              offsetof(CUDA_MEMCPY3D, srcHeight));
+static_assert(offsetof(c::CUDA_MEMCPY3D, dstMemoryType) ==
+              offsetof(CUDA_MEMCPY3D, dstMemoryType));
+static_assert(offsetof(c::CUDA_MEMCPY3D, dstDevice) ==
+              offsetof(CUDA_MEMCPY3D, dstDevice));
+static_assert(offsetof(c::CUDA_MEMCPY3D, dstHeight) ==
+              offsetof(CUDA_MEMCPY3D, dstHeight));
+static_assert(offsetof(c::CUDA_MEMCPY3D, WidthInBytes) ==
+              offsetof(CUDA_MEMCPY3D, WidthInBytes));
+static_assert(offsetof(c::CUDA_MEMCPY3D, Depth) ==
+              offsetof(CUDA_MEMCPY3D, Depth));
 static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_SIZE ==
               CU_POINTER_ATTRIBUTE_RANGE_SIZE);
 static_assert(c::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS ==

@@ -858,6 +858,55 @@ CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,
   return kSuccess;
 }
 
+// CUDA_MEMCPY3D_v2, as cuda.h lays it out.
+struct FakeMemcpy3D {
+  size_t srcXInBytes, srcY, srcZ, srcLOD;
+  unsigned srcMemoryType;
+  const void *srcHost;
+  unsigned long long srcDevice;
+  void *srcArray;
+  void *reserved0;
+  size_t srcPitch, srcHeight;
+  size_t dstXInBytes, dstY, dstZ, dstLOD;
+  unsigned dstMemoryType;
+  void *dstHost;
+  unsigned long long dstDevice;
+  void *dstArray;
+  void *reserved1;
+  size_t dstPitch, dstHeight;
+  size_t WidthInBytes, Height, Depth;
+};
+// Device or unified memory only (what ddtc_copy asks): the rows of each
+// plane, plane after plane, in stream order.
+CUresult cuMemcpy3DAsync_v2(const FakeMemcpy3D *p, void *stream) {
+  if (!p || p->srcArray || p->dstArray || p->srcLOD || p->dstLOD ||
+      p->srcMemoryType < 2 || p->srcMemoryType > 4 || p->srcMemoryType == 3 ||
+      p->dstMemoryType < 2 || p->dstMemoryType > 4 || p->dstMemoryType == 3 ||
+      p->srcPitch < p->srcXInBytes + p->WidthInBytes ||
+      p->dstPitch < p->dstXInBytes + p->WidthInBytes ||
+      (p->Depth > 1 && (p->srcHeight < p->srcY + p->Height ||
+                        p->dstHeight < p->dstY + p->Height)))
+    return kInvalidValue;
+  CUresult rc = kSuccess;
+  std::shared_ptr<Stream> s = lookupStream(stream, rc);
+  if (!s)
+    return rc;
+  const FakeMemcpy3D c = *p;
+  s->enqueue([=] {
+    for (size_t z = 0; z < c.Depth; ++z)
+      for (size_t y = 0; y < c.Height; ++y) {
+        const size_t from = c.srcXInBytes + (c.srcY + y) * c.srcPitch +
+                            (c.srcZ + z) * c.srcHeight * c.srcPitch;
+        const size_t to = c.dstXInBytes + (c.dstY + y) * c.dstPitch +
+                          (c.dstZ + z) * c.dstHeight * c.dstPitch;
+        std::memmove(reinterpret_cast<void *>(c.dstDevice + to),
+                     reinterpret_cast<const void *>(c.srcDevice + from),
+                     c.WidthInBytes);
+      }
+  });
+  return kSuccess;
+}
+
 // CUDA IPC: a handle names the owning process and the memfd of the
 // allocation; opening it maps the same pages here.
 struct FakeIpcHandle {

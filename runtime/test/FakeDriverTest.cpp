@@ -294,6 +294,9 @@ int copiesBetweenLayouts(const cu::DriverAPI &api) {
        {"b = hvector(1000, 3, 41, char)\n", 8}},
       {{"a = subarray([9, 40], [9, 13], [0, 5], C, int)\n", 3},
        {"b = vector(351, 1, 3, int)\n", 1}},
+      // Rows of 512 bytes on both sides: a copy engine moves them.
+      {{"a = vector(128, 64, 80, double)\n", 1},
+       {"b = hvector(128, 512, 700, char)\n", 1}},
   };
   std::mt19937_64 rng(11);
   for (const auto &pair : pairs) {
@@ -324,6 +327,8 @@ int copiesBetweenLayouts(const cu::DriverAPI &api) {
               ddtc_last_error());
     const std::pair<int64_t, int64_t> ranges[] = {
         {0, total}, {5, total - 3}, {total / 3, total / 3 + 1}, {9, 9}};
+    const bool longRows = std::strstr(d.spec, "512");
+    const int64_t engineCopies = statsNow().copy_engine_copies;
     for (auto [lo, hi] : ranges) {
       std::vector<unsigned char> want(dspan, 0xA5), got(dspan);
       api.cuMemcpyHtoD(dst.p, want.data(), dspan);
@@ -337,6 +342,10 @@ int copiesBetweenLayouts(const cu::DriverAPI &api) {
                 s.spec, (long long)s.count, d.spec, (long long)d.count,
                 (long long)lo, (long long)hi);
     }
+    // Two of the ranges hold whole rows.
+    CHECK_MSG((statsNow().copy_engine_copies - engineCopies >= 2) == longRows,
+              "%s: %lld blocks of rows by a copy engine", d.spec,
+              (long long)(statsNow().copy_engine_copies - engineCopies));
     // One handle on both sides: the source's layout into a second buffer.
     {
       DeviceBuffer twin(api, sspan);

@@ -304,7 +304,115 @@ std::vector<int64_t> copySideParams(const Nest &nest, int64_t extent,
   return out;
 }
 
+/// A side of a copy as rows: block b at origin offset
+/// base + (b % n0) * st0 + (b / n0) * st1.
+struct RowGeometry {
+  int64_t base = 0, n0 = 1, st0 = 0, n1 = 1, st1 = 0;
+  int64_t offset(int64_t b) const {
+    return base + (b % n0) * st0 + (b / n0) * st1;
+  }
+};
+
+/// `side`'s blocks as rows of at most two levels (the instances' level
+/// included), merging each level into the one inside it where it continues
+/// it; false when more remain.
+bool rowGeometry(const NestSide &side, RowGeometry &g) {
+  std::vector<std::pair<int64_t, int64_t>> levels; // count, stride
+  for (size_t i = side.nest->levels.size(); i-- > 0;)
+    levels.push_back(
+        {side.nest->levels[i].count, side.nest->levels[i].srcStride});
+  levels.push_back({side.count, side.extent});
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (auto [n, st] : levels) {
+    if (n == 1)
+      continue;
+    if (!merged.empty() && st == merged.back().first * merged.back().second) {
+      merged.back().first *= n;
+      continue;
+    }
+    merged.push_back({n, st});
+  }
+  if (merged.size() > 2)
+    return false;
+  g.base = side.nest->srcBase;
+  g.n0 = merged.empty() ? 1 : merged[0].first;
+  g.st0 = merged.empty() ? side.nest->length : merged[0].second;
+  g.n1 = merged.size() == 2 ? merged[1].first : 1;
+  g.st1 = merged.size() == 2 ? merged[1].second : g.n0 * g.st0;
+  return true;
+}
+
 } // namespace
+
+bool splitIntoRowBlocks(const NestSide &src, const NestSide &dst, int64_t lo,
+                        int64_t hi, int64_t minRow, std::vector<RowBlock> &rows,
+                        int64_t &rowsLo, int64_t &rowsHi) {
+  if (!src.nest || !dst.nest || src.nest->length != dst.nest->length ||
+      src.nest->length < std::max<int64_t>(minRow, 1) || lo >= hi)
+    return false;
+  const int64_t len = src.nest->length;
+  const int64_t b0 = (lo + len - 1) / len, b1 = hi / len;
+  RowGeometry gs, gd;
+  if (b1 <= b0 || !rowGeometry(src, gs) || !rowGeometry(dst, gd))
+    return false;
+  // One plane on both sides: every row in one block. One plane on one side:
+  // its rows cut into planes of the other's.
+  const bool onePlane = gs.n1 == 1 && gd.n1 == 1;
+  for (auto [one, other] : {std::pair{&gs, &gd}, std::pair{&gd, &gs}})
+    if (!onePlane && one->n1 == 1) {
+      one->n1 = (one->n0 + other->n0 - 1) / other->n0;
+      one->n0 = other->n0;
+      one->st1 = one->n0 * one->st0;
+    }
+  if (onePlane)
+    gs.n0 = gd.n0 = std::numeric_limits<int64_t>::max();
+  // Rows a copy engine can take: apart by at least their length, going up.
+  if (gs.n0 != gd.n0 || (b1 - b0 > 1 && (gs.st0 < len || gd.st0 < len)))
+    return false;
+  const int64_t n0 = gs.n0;
+  std::vector<RowBlock> out;
+  auto block = [&](int64_t b, int64_t rowCount, int64_t planes) {
+    RowBlock r;
+    r.lo = b * len;
+    r.hi = (b + rowCount * planes) * len;
+    r.srcOffset = gs.offset(b);
+    r.dstOffset = gd.offset(b);
+    r.width = len;
+    r.height = rowCount;
+    r.depth = planes;
+    const bool oneRow = rowCount == 1 && planes == 1;
+    r.srcPitch = oneRow ? len : gs.st0;
+    r.dstPitch = oneRow ? len : gd.st0;
+    if (planes > 1) {
+      r.srcRowsPerPlane = gs.st1 / gs.st0;
+      r.dstRowsPerPlane = gd.st1 / gd.st0;
+    }
+    out.push_back(r);
+  };
+  int64_t b = b0;
+  if (b % n0 != 0 || b1 - b < n0) {
+    const int64_t e = std::min(b1, (b / n0 + 1) * n0);
+    block(b, e - b, 1);
+    b = e;
+  }
+  const int64_t planes = (b1 - b) / n0;
+  if (planes == 1) {
+    block(b, n0, 1);
+  } else if (planes > 1) {
+    // Planes a whole number of rows apart, going up, beyond their rows.
+    for (const RowGeometry *g : {&gs, &gd})
+      if (g->st1 <= 0 || g->st1 % g->st0 != 0 || g->st1 / g->st0 < n0)
+        return false;
+    block(b, n0, planes);
+  }
+  b += planes * n0;
+  if (b < b1)
+    block(b, b1 - b, 1);
+  rows = std::move(out);
+  rowsLo = b0 * len;
+  rowsHi = b1 * len;
+  return true;
+}
 
 bool splitIntoNests(const CanonicalLayout &layout, std::vector<Nest> &out,
                     std::string &why) {

@@ -218,9 +218,12 @@ DDTC_API ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
    ddtc_pack of the source and ddtc_unpack into the destination would give.
    The range must lie in both packed streams; the two types need not have
    the same signature. `src` may be memory of another GPU that the current
-   context can read (peer access, a CUDA IPC mapping). Same rules as
-   ddtc_pack otherwise. Serves the pairs ddtc_copy_supported accepts, else
-   fails with DDTC_ERROR_UNSUPPORTED_TYPE. */
+   context can read (peer access, a CUDA IPC mapping). Where both types'
+   blocks are rows of one length of at least DDTC_COPY_ENGINE_ROWS bytes
+   (256 by default), in at most two levels with the same rows per plane, a
+   copy engine moves them (cuMemcpy3DAsync) and the kernel only the rows
+   the range cuts. Same rules as ddtc_pack otherwise. Serves the pairs
+   ddtc_copy_supported accepts, else fails with DDTC_ERROR_UNSUPPORTED_TYPE. */
 DDTC_API ddtc_status ddtc_copy(ddtc_type src_type, const void *src,
                                int64_t src_count, ddtc_type dst_type, void *dst,
                                int64_t dst_count, int64_t lo, int64_t hi,
@@ -250,6 +253,8 @@ typedef struct ddtc_stats {
   int64_t module_loads;         /* cuModuleLoadData calls */
   int64_t table_uploads;        /* work-unit tables copied to a GPU */
   double compile_ms_total;      /* time NVRTC took, all compiles */
+  int64_t copy_engine_copies;   /* ddtc_copy's blocks of rows moved by a
+                                   copy engine */
 } ddtc_stats;
 
 DDTC_API ddtc_status ddtc_get_stats(ddtc_stats *stats);

@@ -89,6 +89,32 @@ struct NestSide {
 LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
                                    int64_t lo, int64_t hi, int64_t maxBlocks);
 
+/// Rows a copy engine moves in one call (cuMemcpy3D): `depth` planes of
+/// `height` rows of `width` bytes, from the source origin's offset
+/// `srcOffset` on, rows `srcPitch` bytes apart and planes `srcRowsPerPlane`
+/// rows of that pitch apart (0 when depth is 1); the same in the
+/// destination. They are the packed bytes [lo, hi) of the copy.
+struct RowBlock {
+  int64_t lo = 0, hi = 0;
+  int64_t srcOffset = 0, dstOffset = 0;
+  int64_t width = 0, height = 0, depth = 1;
+  int64_t srcPitch = 0, srcRowsPerPlane = 0;
+  int64_t dstPitch = 0, dstRowsPerPlane = 0;
+};
+
+/// Packed bytes [lo, hi) of a copy between `src` and `dst`
+/// (computeNestCopyLaunch's sides) as blocks of rows for a copy engine:
+/// both sides' blocks are rows of one length of at least `minRow` bytes,
+/// each side at most two levels apart (rows, then planes: levels that
+/// continue each other count as one) with the same rows per plane. Sets
+/// `rows` (at most three blocks: the rest of a first plane, whole planes,
+/// the start of a last one) and the packed range [rowsLo, rowsHi) they
+/// cover; the edges of [lo, hi) outside it cut a row and are left to the
+/// copy kernel. False, nothing set, when the layouts are not such rows.
+bool splitIntoRowBlocks(const NestSide &src, const NestSide &dst, int64_t lo,
+                        int64_t hi, int64_t minRow, std::vector<RowBlock> &rows,
+                        int64_t &rowsLo, int64_t &rowsHi);
+
 /// The kernel shape of the nest kernels of `width`, as kernelShapeKey names
 /// the others' ("nest.w8"), and their symbol prefix ("ddtc_nest_w8").
 std::string nestShapeKey(int width);
