@@ -157,6 +157,12 @@ bool packFromPeer(Operation &op, int64_t lo, int64_t hi, char *out,
                    stream, settings().maxCtas) == DDTC_SUCCESS;
 }
 
+/// Types whose pack reads far more than it keeps go through the ring: the
+/// cube's x face (8 bytes of every 64 read) packed by the receiver from the
+/// peer's mapping took 6x as long as packed by its owner on one H200
+/// (bench/results/2026-11-29-NVIDIA-H200-ipc-pull).
+constexpr double kPullMostAmplification = 4.0;
+
 /// Receiver of a fused pull: moves bytes [lo, hi) of the message from the
 /// sender's buffer, as mapped here, straight into the receive buffer.
 bool copyFromPeer(Operation &op, int64_t lo, int64_t hi, void *stream) {
@@ -174,19 +180,11 @@ bool copyFromPeer(Operation &op, int64_t lo, int64_t hi, void *stream) {
 /// words and the model predicts the pull faster than the ring (the
 /// receive type taken to be the send type).
 bool wantsPull(const Operation &op) {
-  if (settings().ipcRead == IpcRead::Pull)
-    return true;
   if (settings().ipcRead != IpcRead::Auto)
-    return false;
+    return settings().ipcRead == IpcRead::Pull;
   const uint64_t gpu = peerReceiveGpu(op.peerWorld);
-  if (gpu == 0)
-    return false;
-  if (gpu == gpuOf(op.buf))
-    return true;
-  const KernelTraffic &t = op.info->traffic;
-  return op.info->copiesInWords &&
-         predictPullUs(pullSchedule(op.total), t) <
-             predictIpcUs(ipcSchedule(op.total, t), t);
+  return gpu != 0 &&
+         (gpu == gpuOf(op.buf) || pullFasterAcrossGpus(*op.info, op.total));
 }
 
 /// Sender, DDTC_MPI_IPC_READ=pull (or auto, wantsPull): exports the send
@@ -194,11 +192,6 @@ bool wantsPull(const Operation &op) {
 /// receiver not known to keep it; false (the note untouched) when the type
 /// or the buffer does not allow it: then the ring serves.
 bool offerPull(Operation &op) {
-  // A type whose pack reads far more than it keeps goes through the ring:
-  // the cube's x face (8 bytes of every 64 read) packed by the receiver
-  // from the peer's mapping took 6x as long as packed by its owner on one
-  // H200 (bench/results/2026-11-29-NVIDIA-H200-ipc-pull).
-  constexpr double kPullMostAmplification = 4.0;
   // With auto, a spec longer than this is not shipped: the receiver would
   // parse and plan it (milliseconds for a spec of a megabyte) for a type
   // that may never come again.
@@ -419,6 +412,20 @@ bool advancePush(Operation &op) {
 
 long long ipcReceives() { return receives.load(); }
 long long ipcPulls() { return pulls.load(); }
+
+bool pullFasterAcrossGpus(const TypeInfo &info, int64_t bytes) {
+  const KernelTraffic &t = info.traffic;
+  return info.copiesInWords && predictPullUs(pullSchedule(bytes), t) <
+                                   predictIpcUs(ipcSchedule(bytes, t), t);
+}
+
+bool pullPredicted(const TypeInfo &info, int64_t bytes) {
+  if (!info.type || info.traffic.read > kPullMostAmplification)
+    return false;
+  return settings().ipcRead == IpcRead::Pull ||
+         (settings().ipcRead == IpcRead::Auto &&
+          pullFasterAcrossGpus(info, bytes));
+}
 long long ipcFusedPulls() { return fusedPulls.load(); }
 
 bool signalPacked(Operation &op, int k) {

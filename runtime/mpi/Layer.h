@@ -494,6 +494,13 @@ long long ipcFallbacks();
 long long ipcPulls();
 /// Pulled messages moved by ddtc_copy, one kernel a fragment.
 long long ipcFusedPulls();
+/// DDTC_MPI_IPC_READ=auto, between two GPUs: whether a message of `bytes`
+/// of the type is pulled (ddtc_copy moves it in words and the model
+/// predicts the pull faster than the ring).
+bool pullFasterAcrossGpus(const TypeInfo &info, int64_t bytes);
+/// For predictions: whether a non-contiguous send of `bytes` of the type
+/// would be pulled between two GPUs, by DDTC_MPI_IPC_READ and the model.
+bool pullPredicted(const TypeInfo &info, int64_t bytes);
 /// Pulled messages answered "type unknown" (forgetPeerKeepsType).
 long long ipcSpecsResent();
 /// True when some operation of the layer is in flight or some request of the

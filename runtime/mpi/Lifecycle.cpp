@@ -175,16 +175,20 @@ ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
   KernelTraffic traffic;
-  bool contiguous = false;
+  bool contiguous = false, pulled = false;
   if (type != MPI_DATATYPE_NULL) {
     TypeInfo *info = acquirePlannedType(type);
     traffic = info->traffic;
     contiguous = info->size > 0 && contiguousFor(*info, bytes / info->size);
+    pulled = !contiguous && pullPredicted(*info, bytes);
     releaseType(info);
   }
-  // A contiguous sender's buffer is read in place (IpcPipeline.cpp).
+  // A contiguous sender's buffer is read in place (IpcPipeline.cpp); a
+  // pulled message is read by the receiver from the sender's buffer.
   if (contiguous)
     return predictInPlaceUs(inPlaceSchedule(bytes));
+  if (pulled)
+    return predictPullUs(pullSchedule(bytes), traffic);
   return predictIpcUs(ipcSchedule(bytes, traffic), traffic);
 }
 
