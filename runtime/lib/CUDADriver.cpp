@@ -97,6 +97,7 @@ Loaded load() {
        true},
       {slot(a.cuMemcpyDtoDAsync), "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2",
        true},
+      {slot(a.cuMemcpy2DAsync), "cuMemcpy2DAsync", "cuMemcpy2DAsync_v2", false},
       {slot(a.cuMemcpy3DAsync), "cuMemcpy3DAsync", "cuMemcpy3DAsync_v2", false},
       {slot(a.cuMemsetD8), "cuMemsetD8", "cuMemsetD8_v2", true},
       {slot(a.cuPointerGetAttribute), "cuPointerGetAttribute",

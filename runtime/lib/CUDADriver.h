@@ -23,6 +23,24 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 
+/// cuMemcpy2DAsync's description of a copy (CUDA_MEMCPY2D_v2): Height rows
+/// of WidthInBytes bytes, each side's rows `Pitch` bytes apart.
+struct CUDA_MEMCPY2D {
+  size_t srcXInBytes, srcY;
+  unsigned srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  unsigned dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+};
+
 /// cuMemcpy3DAsync's description of a copy (CUDA_MEMCPY3D_v2): Depth planes
 /// of Height rows of WidthInBytes bytes, each side's rows `Pitch` bytes
 /// apart and its planes `Height` rows of its pitch apart.
@@ -136,7 +154,8 @@ struct DriverAPI {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  /// Optional: ddtc_copy moves long rows through a copy engine with it.
+  /// Optional: ddtc_copy moves long rows through a copy engine with them.
+  CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
   CUresult (*cuMemcpy3DAsync)(const CUDA_MEMCPY3D *, CUstream);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);

@@ -916,35 +916,53 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
   // edges of the range that cut a row.
   std::vector<RowBlock> rows;
   int64_t rowsLo = lo, rowsHi = lo;
-  if (!api->cuMemcpy3DAsync || config().copyEngineRows <= 0 ||
+  if (!api->cuMemcpy2DAsync || !api->cuMemcpy3DAsync ||
+      config().copyEngineRows <= 0 ||
       !splitIntoRowBlocks(from, to, lo, hi, config().copyEngineRows, rows,
                           rowsLo, rowsHi))
     return kernel(lo, hi);
   if (Status e = kernel(lo, rowsLo); !e.ok())
     return e;
   for (const RowBlock &r : rows) {
-    CUDA_MEMCPY3D p{};
-    p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
-    p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
-    p.srcPitch = static_cast<size_t>(r.srcPitch);
-    p.dstPitch = static_cast<size_t>(r.dstPitch);
-    p.srcHeight = static_cast<size_t>(r.srcRowsPerPlane);
-    p.dstHeight = static_cast<size_t>(r.dstRowsPerPlane);
-    p.WidthInBytes = static_cast<size_t>(r.width);
-    p.Height = static_cast<size_t>(r.height);
-    p.Depth = static_cast<size_t>(r.depth);
-    CUresult rc = api->cuMemcpy3DAsync(&p, static_cast<CUstream>(stream));
+    // One plane through the 2-D call (cudaMemcpy2DAsync's, which the
+    // measurements of copy-engine rows used), several through the 3-D one.
+    CUresult rc;
+    if (r.depth == 1) {
+      CUDA_MEMCPY2D p{};
+      p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+      p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
+      p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
+      p.srcPitch = static_cast<size_t>(r.srcPitch);
+      p.dstPitch = static_cast<size_t>(r.dstPitch);
+      p.WidthInBytes = static_cast<size_t>(r.width);
+      p.Height = static_cast<size_t>(r.height);
+      rc = api->cuMemcpy2DAsync(&p, static_cast<CUstream>(stream));
+    } else {
+      CUDA_MEMCPY3D p{};
+      p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+      p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
+      p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
+      p.srcPitch = static_cast<size_t>(r.srcPitch);
+      p.dstPitch = static_cast<size_t>(r.dstPitch);
+      p.srcHeight = static_cast<size_t>(r.srcRowsPerPlane);
+      p.dstHeight = static_cast<size_t>(r.dstRowsPerPlane);
+      p.WidthInBytes = static_cast<size_t>(r.width);
+      p.Height = static_cast<size_t>(r.height);
+      p.Depth = static_cast<size_t>(r.depth);
+      rc = api->cuMemcpy3DAsync(&p, static_cast<CUstream>(stream));
+    }
     if (rc == CUDA_SUCCESS) {
       ++stats().copyEngineCopies;
       continue;
     }
     // A shape the driver refuses: the kernel moves those rows.
-    logVerbose(std::string(fn) + ": " +
-               describeError(*api, "cuMemcpy3DAsync", rc) + " for " +
-               std::to_string(r.depth) + " x " + std::to_string(r.height) +
-               " rows of " + std::to_string(r.width) +
-               " bytes; the copy kernel moves them");
+    logVerbose(
+        std::string(fn) + ": " +
+        describeError(
+            *api, r.depth == 1 ? "cuMemcpy2DAsync" : "cuMemcpy3DAsync", rc) +
+        " for " + std::to_string(r.depth) + " x " + std::to_string(r.height) +
+        " rows of " + std::to_string(r.width) +
+        " bytes; the copy kernel moves them");
     if (Status e = kernel(r.lo, r.hi); !e.ok())
       return e;
   }

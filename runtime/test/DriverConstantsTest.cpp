@@ -53,6 +53,15 @@ static_assert(c::CU_POINTER_ATTRIBUTE_BUFFER_ID ==
 static_assert(c::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ==
               CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
 static_assert(sizeof(c::CUipcMemHandle) == sizeof(CUipcMemHandle));
+static_assert(sizeof(c::CUDA_MEMCPY2D) == sizeof(CUDA_MEMCPY2D));
+static_assert(offsetof(c::CUDA_MEMCPY2D, srcDevice) ==
+              offsetof(CUDA_MEMCPY2D, srcDevice));
+static_assert(offsetof(c::CUDA_MEMCPY2D, dstMemoryType) ==
+              offsetof(CUDA_MEMCPY2D, dstMemoryType));
+static_assert(offsetof(c::CUDA_MEMCPY2D, dstPitch) ==
+              offsetof(CUDA_MEMCPY2D, dstPitch));
+static_assert(offsetof(c::CUDA_MEMCPY2D, Height) ==
+              offsetof(CUDA_MEMCPY2D, Height));
 static_assert(sizeof(c::CUDA_MEMCPY3D) == sizeof(CUDA_MEMCPY3D));
 static_assert(offsetof(c::CUDA_MEMCPY3D, srcMemoryType) ==
               offsetof(CUDA_MEMCPY3D, srcMemoryType));

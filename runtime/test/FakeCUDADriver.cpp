@@ -858,6 +858,22 @@ CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,
   return kSuccess;
 }
 
+// CUDA_MEMCPY2D_v2, as cuda.h lays it out.
+struct FakeMemcpy2D {
+  size_t srcXInBytes, srcY;
+  unsigned srcMemoryType;
+  const void *srcHost;
+  unsigned long long srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  unsigned dstMemoryType;
+  void *dstHost;
+  unsigned long long dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+};
 // CUDA_MEMCPY3D_v2, as cuda.h lays it out.
 struct FakeMemcpy3D {
   size_t srcXInBytes, srcY, srcZ, srcLOD;
@@ -905,6 +921,29 @@ CUresult cuMemcpy3DAsync_v2(const FakeMemcpy3D *p, void *stream) {
       }
   });
   return kSuccess;
+}
+
+// One plane of the 3-D copy above.
+CUresult cuMemcpy2DAsync_v2(const FakeMemcpy2D *p, void *stream) {
+  if (!p)
+    return kInvalidValue;
+  FakeMemcpy3D c{};
+  c.srcXInBytes = p->srcXInBytes;
+  c.srcY = p->srcY;
+  c.srcMemoryType = p->srcMemoryType;
+  c.srcDevice = p->srcDevice;
+  c.srcArray = p->srcArray;
+  c.srcPitch = p->srcPitch;
+  c.dstXInBytes = p->dstXInBytes;
+  c.dstY = p->dstY;
+  c.dstMemoryType = p->dstMemoryType;
+  c.dstDevice = p->dstDevice;
+  c.dstArray = p->dstArray;
+  c.dstPitch = p->dstPitch;
+  c.WidthInBytes = p->WidthInBytes;
+  c.Height = p->Height;
+  c.Depth = 1;
+  return cuMemcpy3DAsync_v2(&c, stream);
 }
 
 // CUDA IPC: a handle names the owning process and the memfd of the
