@@ -20,7 +20,7 @@ run layer-pull-small 200 "${MR[@]}" "${IPC[@]}" -x DDTC_MPI_IPC_READ=pull -x DDT
 run layer-pull-unfused 200 "${MR[@]}" "${IPC[@]}" -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_IPC_FUSE=0 -x DDTC_MPI_FRAGMENT=65536 $L --cases 120 --expect-ipc unfused
 run layer-pull-one-gpu 200 "${MR[@]}" "${IPC[@]}" -x CUDA_VISIBLE_DEVICES=0 -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_FRAGMENT=7000 $L --cases 150 --expect-ipc fused
 fi
-if has bench || has halo || has bench2 || has auto || has final || has rows4k; then
+if has bench || has halo || has bench2 || has auto || has final || has rows4k || has rows2d; then
   [ -f $O/calibrate.json ] || run calibrate 200 "${MR[@]}" $B/bin/ddtc-mpi-calibrate --json $O/calibrate.json
 fi
 for r in 1 2; do
@@ -73,6 +73,17 @@ if has rows4k; then
     run bench-rows$rows 200 "${MR[@]}" -x DDTC_MPI_IPC_READ=pull -x DDTC_COPY_ENGINE_ROWS=$rows $M --refs device --layouts vector-4KiB,vector-256B,cube-slab --sizes 4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-rows$rows.json
   done
   run peer-rows-16 100 python3 bench/peer-rows.py --mib 16 --reps 15 --json $O/peer-rows-16.json
+fi
+if has rows2d; then
+  for r in 1 2; do
+    for rows in 256 0; do
+      run bench-2d-rows$rows-$r 100 "${MR[@]}" -x DDTC_MPI_IPC_READ=pull -x DDTC_COPY_ENGINE_ROWS=$rows $M --refs device --layouts vector-4KiB,vector-256B,cube-slab --sizes 4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-2d-rows$rows-$r.json
+    done
+  done
+  run layer-pull 200 "${MR[@]}" "${IPC[@]}" -x DDTC_MPI_IPC_READ=pull -x DDTC_MPI_FRAGMENT=65536 -x DDTC_MPI_DEPTH=2 $L --cases 200 --expect-ipc fused
+  for mode in direct auto; do
+    run bench-$mode-2d 200 "${MR[@]}" -x DDTC_MPI_IPC_READ=$mode $M --refs device --sizes 1M,4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-$mode-2d.json
+  done
 fi
 if has suite; then
   DDTC_GPU_STEPS=ipc DDTC_IPC_PARTS=tests timeout 400 bash bench/run-gpu.sh build-gpu $O/suite > $O/suite.log 2>&1
