@@ -44,21 +44,9 @@ def main():
         mod = cp.RawModule(code=SRC, options=("-std=c++17",))
         k = mod.get_function("copy_u")
         sms = cp.cuda.runtime.getDeviceProperties(nd)["multiProcessorCount"]
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
         results = []
 
-        def timed(fn):
-            fn()
-            cp.cuda.Device(nd).synchronize()
-            ts = []
-            for _ in range(a.reps):
-                start.record()
-                fn()
-                stop.record()
-                stop.synchronize()
-                ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-            ts.sort()
-            return ts[len(ts) // 2]
+        timed = peer_buffers.event_timer(nd, a.reps)
 
         def report(name, us, ok):
             gbps = n / us / 1e3

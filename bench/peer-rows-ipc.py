@@ -41,21 +41,9 @@ def main():
         src = cp.cuda.runtime.ipcOpenMemHandle(handle)
         want_all = cp.asnumpy(cp.arange(span // 4, dtype=cp.uint32)).view(
             "uint8")
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
         stream = cp.cuda.get_current_stream()
 
-        def timed(fn):
-            fn()
-            cp.cuda.Device(nd).synchronize()
-            ts = []
-            for _ in range(a.reps):
-                start.record()
-                fn()
-                stop.record()
-                stop.synchronize()
-                ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-            ts.sort()
-            return ts[len(ts) // 2]
+        timed = peer_buffers.event_timer(nd, a.reps)
 
         def report(name, us, ok, base=None):
             results.append({"what": name, "us": us, "GBps": n / us / 1e3,

@@ -40,21 +40,9 @@ def main():
     with cp.cuda.Device(nd):
         mod = cp.RawModule(code=SRC)
         k = mod.get_function("rows")
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
         stream = cp.cuda.get_current_stream()
 
-        def timed(fn):
-            fn()
-            cp.cuda.Device(nd).synchronize()
-            ts = []
-            for _ in range(a.reps):
-                start.record()
-                fn()
-                stop.record()
-                stop.synchronize()
-                ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
-            ts.sort()
-            return ts[len(ts) // 2]
+        timed = peer_buffers.event_timer(nd, a.reps)
 
         def report(name, us, ok, base=None):
             gbps = n / us / 1e3

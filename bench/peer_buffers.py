@@ -1,7 +1,8 @@
-"""What bench/peer-reads.py and bench/peer-fragments.py share: their
-command line (--devices FAR,NEAR, --mib, --reps, --json), the far GPU's
-source buffer and the near GPU's zeroed destination (with peer access from
-the near GPU), and the JSON they write."""
+"""What the link probes (bench/peer-reads.py, peer-fragments.py, peer-rows.py
+and peer-rows-ipc.py) share: their command line (--devices FAR,NEAR, --mib,
+--reps, --json), the far GPU's source buffer and the near GPU's zeroed
+destination (with peer access from the near GPU), the timing of a call with
+events, and the JSON they write."""
 import argparse
 import json
 
@@ -34,6 +35,30 @@ def make_buffers(n, fd, nd):
             cp.cuda.runtime.deviceEnablePeerAccess(fd)
         near = cp.zeros(n // 4, dtype=cp.uint32)
     return far, near
+
+
+def event_timer(device, reps):
+    """A function that runs fn() once, then `reps` times between two events
+    on GPU `device`'s current stream, and returns the median in
+    microseconds."""
+    with cp.cuda.Device(device):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed(fn):
+        with cp.cuda.Device(device):
+            fn()
+            cp.cuda.Device(device).synchronize()
+            ts = []
+            for _ in range(reps):
+                start.record()
+                fn()
+                stop.record()
+                stop.synchronize()
+                ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+        ts.sort()
+        return ts[len(ts) // 2]
+
+    return timed
 
 
 def write_json(path, n, reps, fd, nd, results):

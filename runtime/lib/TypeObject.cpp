@@ -180,31 +180,39 @@ Status loadNestKernels(const ddtc_type_s &t, const DriverAPI &api,
   return Status::success();
 }
 
-/// The built-in units kernels of `width` that give a thread a 16-byte
-/// chunk, loaded on `dc`'s context at the first call that needs them; the
-/// calls after it (every pack into mapped host memory of such a type) find
-/// them in the context without building their shape key again.
-Status loadChunkKernels(const DriverAPI &api, DeviceContext &dc, int width,
-                        const LoadedModule *&out) {
-  const LoadedModule *&slot = dc.chunkUnits[widthIndex(width)];
+/// The built-in kernels of shape `key` (symbols `prefix`_*), loaded on
+/// `dc`'s context once and kept in `slot`, one of the context's own slots:
+/// the calls after the first find them there without a look-up of the
+/// table.
+Status loadIntoSlot(const DriverAPI &api, DeviceContext &dc,
+                    const LoadedModule *&slot, const std::string &key,
+                    const std::string &prefix, const LoadedModule *&out) {
   {
     std::lock_guard<std::mutex> lock(dc.m);
     if ((out = slot))
       return Status::success();
   }
-  const std::string key =
-      kernelShapeKey(makeUnitsShapePlan(width, /*chunks=*/true));
   const BuiltinKernel *k = findBuiltinGeneric(key, dc.arch);
   if (!k)
     return Status::error(DDTC_ERROR_INTERNAL, "no built-in kernel " + key +
                                                   " for sm_" +
                                                   std::to_string(dc.arch));
-  Status s = loadBuiltinModule(api, dc, *k, kernelSymbolPrefix(key), out);
+  Status s = loadBuiltinModule(api, dc, *k, prefix, out);
   if (s.ok()) {
     std::lock_guard<std::mutex> lock(dc.m);
     slot = out;
   }
   return s;
+}
+
+/// The built-in units kernels of `width` that give a thread a 16-byte
+/// chunk (every pack into mapped host memory of such a type takes them).
+Status loadChunkKernels(const DriverAPI &api, DeviceContext &dc, int width,
+                        const LoadedModule *&out) {
+  const std::string key =
+      kernelShapeKey(makeUnitsShapePlan(width, /*chunks=*/true));
+  return loadIntoSlot(api, dc, dc.chunkUnits[widthIndex(width)], key,
+                      kernelSymbolPrefix(key), out);
 }
 
 Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
@@ -808,31 +816,16 @@ Status copySides(ddtc_type_s &src, int64_t srcCount, ddtc_type_s &dst,
   return Status::success();
 }
 
-/// The built-in nest kernels of `width` with their copy kernel, loaded on
-/// `dc`'s context at the first ddtc_copy that needs them.
+/// The built-in nest kernels of `width` with their copy kernel (ddtc_copy).
 Status loadCopyKernels(const DriverAPI &api, DeviceContext &dc, int width,
                        const LoadedModule *&out) {
-  const LoadedModule *&slot = dc.nestCopy[widthIndex(width)];
-  {
-    std::lock_guard<std::mutex> lock(dc.m);
-    if ((out = slot))
-      return Status::success();
-  }
-  const BuiltinKernel *k = findBuiltinGeneric(nestShapeKey(width), dc.arch);
-  if (!k)
-    return Status::error(DDTC_ERROR_INTERNAL,
-                         "ddtc_copy: no built-in nest kernel of width " +
-                             std::to_string(width));
-  Status s = loadBuiltinModule(api, dc, *k, nestKernelPrefix(width), out);
-  if (!s.ok())
-    return s;
-  if (!out->copy)
+  Status s = loadIntoSlot(api, dc, dc.nestCopy[widthIndex(width)],
+                          nestShapeKey(width), nestKernelPrefix(width), out);
+  if (s.ok() && !out->copy)
     return Status::error(DDTC_ERROR_INTERNAL,
                          "ddtc_copy: the built-in nest kernels of width " +
                              std::to_string(width) + " have no copy kernel");
-  std::lock_guard<std::mutex> lock(dc.m);
-  slot = out;
-  return Status::success();
+  return s;
 }
 
 Status copySupported(ddtc_type_s &src, ddtc_type_s &dst) {

@@ -280,6 +280,31 @@ int64_t blocksStartingBefore(const std::vector<NestLevel> &levels, size_t d,
          blocksStartingBefore(levels, d + 1, q - i * l.packedStride);
 }
 
+/// Appends the level words of a nest kernel's parameters for `levels`
+/// (outermost first): the counts, their divisors' multipliers and shifts,
+/// the origin strides and, with `packedStrides`, the packed strides, each
+/// array innermost first, kNestMaxLevels long, unused levels counting 1
+/// with zero strides.
+void appendLevelWords(const std::vector<NestLevel> &levels, bool packedStrides,
+                      std::vector<int64_t> &out) {
+  std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
+      shift(kNestMaxLevels, 0), src(kNestMaxLevels, 0),
+      packed(kNestMaxLevels, 0);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const NestLevel &l = levels[levels.size() - 1 - i];
+    const MagicDivisor m = makeMagicDivisor(std::max<int64_t>(l.count, 1));
+    n[i] = std::max<int64_t>(l.count, 1);
+    mul[i] = m.mul;
+    shift[i] = m.shift;
+    src[i] = l.srcStride;
+    packed[i] = l.packedStride;
+  }
+  for (const std::vector<int64_t> *v : {&n, &mul, &shift, &src})
+    out.insert(out.end(), v->begin(), v->end());
+  if (packedStrides)
+    out.insert(out.end(), packed.begin(), packed.end());
+}
+
 /// The words of one side of a copy (@P@_side): `nest`'s levels below the
 /// instances' level of `count` instances `extent` apart, innermost first.
 std::vector<int64_t> copySideParams(const Nest &nest, int64_t extent,
@@ -289,18 +314,7 @@ std::vector<int64_t> copySideParams(const Nest &nest, int64_t extent,
   const MagicDivisor ld = makeMagicDivisor(nest.length);
   std::vector<int64_t> out = {nest.length, ld.mul, ld.shift, nest.srcBase,
                               static_cast<int64_t>(levels.size())};
-  std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
-      shift(kNestMaxLevels, 0), st(kNestMaxLevels, 0);
-  for (size_t i = 0; i < levels.size(); ++i) {
-    const NestLevel &l = levels[levels.size() - 1 - i];
-    const MagicDivisor m = makeMagicDivisor(std::max<int64_t>(l.count, 1));
-    n[i] = std::max<int64_t>(l.count, 1);
-    mul[i] = m.mul;
-    shift[i] = m.shift;
-    st[i] = l.srcStride;
-  }
-  for (const std::vector<int64_t> *v : {&n, &mul, &shift, &st})
-    out.insert(out.end(), v->begin(), v->end());
+  appendLevelWords(levels, /*packedStrides=*/false, out);
   return out;
 }
 
@@ -579,21 +593,7 @@ LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
                 nest.srcBase,
                 nest.packedBase,
                 static_cast<int64_t>(levels.size())};
-  // Innermost first; unused levels count 1 with zero strides.
-  std::vector<int64_t> n(kNestMaxLevels, 1), mul(kNestMaxLevels, 0),
-      shift(kNestMaxLevels, 0), src(kNestMaxLevels, 0),
-      packed(kNestMaxLevels, 0);
-  for (size_t i = 0; i < levels.size(); ++i) {
-    const NestLevel &l = levels[levels.size() - 1 - i];
-    const MagicDivisor m = makeMagicDivisor(std::max<int64_t>(l.count, 1));
-    n[i] = std::max<int64_t>(l.count, 1);
-    mul[i] = m.mul;
-    shift[i] = m.shift;
-    src[i] = l.srcStride;
-    packed[i] = l.packedStride;
-  }
-  for (const std::vector<int64_t> *v : {&n, &mul, &shift, &src, &packed})
-    cfg.params.insert(cfg.params.end(), v->begin(), v->end());
+  appendLevelWords(levels, /*packedStrides=*/true, cfg.params);
   if (numChunks <= 0)
     return cfg;
   int64_t blocks = numChunks / cfg.block + (numChunks % cfg.block != 0);
