@@ -46,7 +46,9 @@
 #      sweeps, the ping-pong with a kernel holding half of each GPU
 #      (--contend) and the 3-d halo exchange (--halo); with two GPUs and
 #      CuPy, the peer's memory read and written by SMs and copy engines
-#      (bench/peer-reads.py, bench/peer-fragments.py) and a pack or unpack
+#      (bench/peer-reads.py, bench/peer-fragments.py), rows of a strided
+#      layout moved by a copy engine from a peer and from an IPC mapping
+#      (bench/peer-rows.py, bench/peer-rows-ipc.py) and a pack or unpack
 #      call's host cost (bench/launch-cost.py);
 #   9. with the source bundles of the external suites in .external/ (see
 #      bench/mpi-suites.sh), the MPICH GPU tests and the OSU benchmarks
@@ -499,6 +501,13 @@ if want ipc && [ -f "$mpilib" ] && command -v mpirun >/dev/null; then
           "$root/bench/peer-fragments.py" --devices 0,1 --mib $m \
           --json "$out/ipc-peer-fragments-$m.json"
       done
+      for m in 4 64; do
+        step ipc-peer-rows-$m timeout 150 python3 "$root/bench/peer-rows.py" \
+          --devices 0,1 --mib $m --json "$out/ipc-peer-rows-$m.json"
+      done
+      step ipc-peer-rows-ipc timeout 150 python3 \
+        "$root/bench/peer-rows-ipc.py" --devices 0,1 --mib 16 \
+        --json "$out/ipc-peer-rows-ipc.json"
       step ipc-launch-cost timeout 200 python3 "$root/bench/launch-cost.py" \
         "$build/lib/libddtc.so" --devices 0,1 --json "$out/ipc-launch-cost.json"
     else
