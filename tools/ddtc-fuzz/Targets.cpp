@@ -282,6 +282,22 @@ bool runCAPI(const std::string &text) {
   if (commit == DDTC_SUCCESS && rangeOk && maxCtas >= 0 &&
       pack == DDTC_ERROR_INVALID_ARGUMENT)
     wrong(std::string("ddtc_pack refused a valid call: ") + ddtc_last_error());
+  // The type copied onto itself: refused for a type that is not one stream
+  // nest, and otherwise checked as the pack is.
+  const ddtc_status supported = ddtc_copy_supported(t, t);
+  const ddtc_status copy = ddtc_copy(t, buffer, count, t, buffer + 32, count,
+                                     lo, hi, nullptr, maxCtas);
+  if (commit == DDTC_SUCCESS) {
+    if (supported != DDTC_SUCCESS && copy != supported)
+      wrong(std::string("ddtc_copy of a type ddtc_copy_supported refuses "
+                        "returned ") +
+            ddtc_status_name(copy));
+    if (supported == DDTC_SUCCESS && maxCtas >= 0 &&
+        (copy == DDTC_ERROR_INVALID_ARGUMENT) == rangeOk)
+      wrong(std::string("ddtc_copy of the range [") + std::to_string(lo) +
+            ", " + std::to_string(hi) + ") returned " + ddtc_status_name(copy) +
+            ": " + ddtc_last_error());
+  }
   ddtc_type_free(&t);
   return true;
 }
