@@ -221,6 +221,18 @@ std::string explainKernels(const std::string &name, const Datatype &type,
     os << "  the runtime launches the built-in nest kernels instead (whole "
           "aligned words, one run per point: faster than the period "
           "kernels)\n";
+  // Whether ddtc_copy (and so a pulled message's one copy) serves the type.
+  os << "copy between layouts (ddtc_copy): ";
+  if (!notSplit.empty() && nests.empty())
+    os << "no (" << notSplit << ")\n";
+  else if (const Nest *n = streamNest(nests, plan.layout.size))
+    os << "yes, blocks of " << n->length
+       << " B in pack order (a copy engine moves them where both sides' "
+          "blocks are rows of one length of at least DDTC_COPY_ENGINE_ROWS "
+          "bytes)\n";
+  else
+    os << "no (" << nests.size()
+       << " nest(s) whose blocks do not follow each other in pack order)\n";
   const int64_t packed = packedSize(type, count);
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0, true);
   LaunchConfig unpackCfg = computeLaunch(plan, count, 0, packed, 0, false);
