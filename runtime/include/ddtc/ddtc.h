@@ -221,7 +221,8 @@ DDTC_API ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
    context can read (peer access, a CUDA IPC mapping). Where both types'
    blocks are rows of one length of at least DDTC_COPY_ENGINE_ROWS bytes
    (256 by default), in at most two levels with the same rows per plane, a
-   copy engine moves them (cuMemcpy3DAsync) and the kernel only the rows
+   copy engine moves them (cuMemcpy2DAsync or cuMemcpy3DAsync; they take no
+   SMs, so `max_ctas` caps the kernel alone) and the kernel only the rows
    the range cuts. Same rules as ddtc_pack otherwise. Serves the pairs
    ddtc_copy_supported accepts, else fails with DDTC_ERROR_UNSUPPORTED_TYPE. */
 DDTC_API ddtc_status ddtc_copy(ddtc_type src_type, const void *src,
