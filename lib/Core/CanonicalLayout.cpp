@@ -539,6 +539,40 @@ double estimateReadAmplification(const CanonicalLayout &layout,
   return packed > 0 ? read / packed : 1.0;
 }
 
+double countedStridedRead(const CanonicalLayout &layout, int64_t count,
+                          int64_t granule) {
+  if (granule <= 0 || count <= 0 || layout.segments.size() != 1 ||
+      layout.size <= 0)
+    return 0;
+  const Segment &seg = layout.segments[0];
+  if (!seg.isStrided())
+    return 0;
+  const int64_t len = seg.runs[0].length;
+  const int64_t r = (seg.offset + seg.runs[0].offset) % granule;
+  // Every block starts r bytes into a piece and touches this many.
+  const int64_t pieces =
+      ((r < 0 ? r + granule : r) + len + granule - 1) / granule;
+  // Innermost level first, the instances outermost: each level's stride a
+  // multiple of the piece and beyond the span of the levels inside it, so
+  // no two blocks share a piece.
+  std::vector<Dim> levels(seg.dims.rbegin(), seg.dims.rend());
+  if (count > 1)
+    levels.push_back({count, layout.extent});
+  int64_t span = pieces * granule;
+  Checked c;
+  for (const Dim &d : levels) {
+    if (d.count <= 1)
+      continue;
+    const int64_t stride = d.stride < 0 ? -d.stride : d.stride;
+    if (stride % granule != 0 || stride < span)
+      return 0;
+    span = c.add(c.mul(d.count - 1, stride), span);
+    if (c.overflowed)
+      return 0;
+  }
+  return static_cast<double>(pieces * granule) / static_cast<double>(len);
+}
+
 double estimateWriteAmplification(const CanonicalLayout &layout,
                                   int64_t maxRuns) {
   constexpr int64_t kSector = 32, kSectorsPerLine = 4, kLineRead = 96;

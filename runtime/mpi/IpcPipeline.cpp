@@ -413,10 +413,23 @@ bool advancePush(Operation &op) {
 long long ipcReceives() { return receives.load(); }
 long long ipcPulls() { return pulls.load(); }
 
+KernelTraffic pullTraffic(const TypeInfo &info, int64_t bytes) {
+  KernelTraffic t = info.traffic;
+  // A peer's memory crosses the link in 32-byte sectors: where the sectors
+  // the blocks touch can be counted, the pull reads those, not the
+  // estimate for blocks at any alignment (which charges a 256-byte block
+  // 1.25 bytes a byte).
+  if (info.type && info.type->specialized && info.size > 0)
+    if (double counted = countedStridedRead(info.type->specialized->layout,
+                                            bytes / info.size, 32))
+      t.read = counted;
+  return t;
+}
+
 bool pullFasterAcrossGpus(const TypeInfo &info, int64_t bytes) {
-  const KernelTraffic &t = info.traffic;
-  return info.copiesInWords && predictPullUs(pullSchedule(bytes), t) <
-                                   predictIpcUs(ipcSchedule(bytes, t), t);
+  return info.copiesInWords &&
+         predictPullUs(pullSchedule(bytes), pullTraffic(info, bytes)) <
+             predictIpcUs(ipcSchedule(bytes, info.traffic), info.traffic);
 }
 
 bool pullPredicted(const TypeInfo &info, int64_t bytes) {

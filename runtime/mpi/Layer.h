@@ -494,6 +494,10 @@ long long ipcFallbacks();
 long long ipcPulls();
 /// Pulled messages moved by ddtc_copy, one kernel a fragment.
 long long ipcFusedPulls();
+/// What a pull of `bytes` of the type moves per packed byte: its traffic,
+/// with the sectors its blocks touch counted where they can be
+/// (countedStridedRead in 32-byte sectors).
+KernelTraffic pullTraffic(const TypeInfo &info, int64_t bytes);
 /// DDTC_MPI_IPC_READ=auto, between two GPUs: whether a message of `bytes`
 /// of the type is pulled (ddtc_copy moves it in words and the model
 /// predicts the pull faster than the ring).

@@ -174,13 +174,14 @@ __attribute__((visibility("default"))) double
 ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (!active() || !ipcPeer(peer) || bytes <= settings().eagerLimit)
     return -1;
-  KernelTraffic traffic;
+  KernelTraffic traffic, pulledTraffic;
   bool contiguous = false, pulled = false;
   if (type != MPI_DATATYPE_NULL) {
     TypeInfo *info = acquirePlannedType(type);
     traffic = info->traffic;
     contiguous = info->size > 0 && contiguousFor(*info, bytes / info->size);
     pulled = !contiguous && pullPredicted(*info, bytes);
+    pulledTraffic = pullTraffic(*info, bytes);
     releaseType(info);
   }
   // A contiguous sender's buffer is read in place (IpcPipeline.cpp); a
@@ -188,7 +189,7 @@ ddtc_mpi_predict_type_us(long long bytes, int peer, MPI_Datatype type) {
   if (contiguous)
     return predictInPlaceUs(inPlaceSchedule(bytes));
   if (pulled)
-    return predictPullUs(pullSchedule(bytes), traffic);
+    return predictPullUs(pullSchedule(bytes), pulledTraffic);
   return predictIpcUs(ipcSchedule(bytes, traffic), traffic);
 }
 

@@ -341,6 +341,35 @@ TEST(ReadAmplification, FollowsTheLayout) {
   EXPECT_EQ(amp("t = contiguous(0, double)"), 1.0);
 }
 
+TEST(CountedStridedRead, CountsThePiecesOfEachBlock) {
+  auto counted = [](const char *spec, int64_t count) {
+    CanonicalLayout l = lowerToCanonical(*parse(spec));
+    detectVectors(l);
+    return countedStridedRead(l, count, 32);
+  };
+  // 256-byte blocks 512 bytes apart: whole sectors.
+  EXPECT_DOUBLE_EQ(counted("t = vector(1000, 32, 64, double)", 1), 1.0);
+  // The same at a 4-byte offset: nine sectors for eight sectors' bytes.
+  EXPECT_DOUBLE_EQ(
+      counted("t = struct([1], [4], [vector(1000, 64, 128, int)])", 1),
+      9.0 / 8);
+  // 16 bytes every 32: a sector for each.
+  EXPECT_DOUBLE_EQ(counted("t = vector(1000, 2, 4, double)", 1), 2.0);
+  // Rows of 4080 bytes every 4096 from 8 bytes into a sector.
+  EXPECT_DOUBLE_EQ(
+      counted("t = struct([1], [8], [vector(100, 510, 512, double)])", 1),
+      4096.0 / 4080);
+  // Instances whose extent keeps the offset in the sector, one after the
+  // other; and instances 16 bytes off the sectors' grid: not counted.
+  EXPECT_DOUBLE_EQ(counted("t = vector(10, 32, 64, double)", 3), 1.0);
+  EXPECT_EQ(counted("t = vector(10, 2, 4, double)", 2), 0.0);
+  // Strides off the grid, blocks sharing sectors, several runs: not counted.
+  EXPECT_EQ(counted("t = hvector(100, 256, 516, char)", 1), 0.0);
+  EXPECT_EQ(counted("t = struct([1], [16], [hvector(100, 24, 32, char)])", 1),
+            0.0);
+  EXPECT_EQ(counted("t = indexed([1, 2], [0, 5], double)", 1), 0.0);
+}
+
 TEST(WriteAmplification, FollowsTheSectorsAndLines) {
   auto amp = [](const char *spec) {
     CanonicalLayout l = lowerToCanonical(*parse(spec));

@@ -109,6 +109,17 @@ double estimateReadAmplification(const CanonicalLayout &layout,
 double estimateWriteAmplification(const CanonicalLayout &layout,
                                   int64_t maxRuns = 16384);
 
+/// The memory a read of `count` instances of a one-run strided layout
+/// touches per packed byte, in aligned pieces of `granule` bytes, counted
+/// rather than estimated: where every stride (the instances' extent
+/// included, for more than one) is a multiple of the granule, so that each
+/// block starts at one offset within its piece from an origin aligned to
+/// it, and each level's stride reaches beyond the pieces of the levels
+/// inside it, so that no two blocks share a piece. 0 where the layout is
+/// not such a nest.
+double countedStridedRead(const CanonicalLayout &layout, int64_t count,
+                          int64_t granule);
+
 /// A one-line description per segment, for --emit=explain and tests.
 std::string describeLayout(const CanonicalLayout &layout);
 
