@@ -75,7 +75,7 @@ struct Config {
   /// DDTC_COPY_ENGINE_ROWS: ddtc_copy moves rows of at least this many
   /// bytes (the same length on both sides) through a copy engine instead of
   /// its kernel; 0 never. On two H200s a copy engine moved rows of 256 bytes
-  /// and more from the peer GPU at 0.93-1.00 of a contiguous copy, the
+  /// and more from the peer GPU at 0.92-1.01 of a contiguous copy, the
   /// kernel at 0.85-0.94; rows of 64 bytes at 0.50-0.64 against 0.86
   /// (bench/results/2026-11-29-NVIDIA-H200-x2-fused-pulls, peer-rows).
   int64_t copyEngineRows = 256;
