@@ -608,6 +608,43 @@ Status alignmentVariant(ddtc_type_s &t, int64_t shift, ddtc_type_s *&out) {
 
 namespace {
 thread_local bool knownPointers = false;
+
+/// The driver and the context of the device holding `at`, for a call of
+/// `fn` (its name prefixed to a missing driver's message).
+Status driverAndContext(const char *fn, const void *at, const DriverAPI *&api,
+                        DeviceContext *&dc) {
+  Status s = requireDriver(api);
+  if (!s.ok()) {
+    s.message = std::string(fn) + " needs a GPU: " + s.message;
+    return s;
+  }
+  return currentContext(*api, at, dc);
+}
+
+/// The first byte instance 0 of `t` touches at `origin` (origin may be
+/// null, as MPI_BOTTOM, with absolute displacements).
+const void *firstTouched(const void *origin, const ddtc_type_s &t) {
+  return reinterpret_cast<const void *>(
+      reinterpret_cast<uintptr_t>(origin) +
+      static_cast<uintptr_t>(t.type->layout().trueLb));
+}
+
+/// Launches `f` with the four arguments every generic and specialized
+/// kernel takes (two buffers, the parameter struct, the unit table).
+Status launchKernel(const DriverAPI &api, const char *fn, CUfunction f,
+                    const LaunchConfig &cfg, CUdeviceptr a, CUdeviceptr b,
+                    CUdeviceptr table, void *stream) {
+  void *args[4] = {&a, &b, const_cast<int64_t *>(cfg.params.data()), &table};
+  CUresult rc =
+      api.cuLaunchKernel(f, static_cast<unsigned>(cfg.grid), 1, 1,
+                         static_cast<unsigned>(cfg.block), 1, 1, 0,
+                         static_cast<CUstream>(stream), args, nullptr);
+  return rc == CUDA_SUCCESS
+             ? Status::success()
+             : Status::error(DDTC_ERROR_CUDA,
+                             std::string(fn) + ": " +
+                                 describeError(api, "cuLaunchKernel", rc));
+}
 } // namespace
 
 KnownPointers::KnownPointers() : outer_(knownPointers) { knownPointers = true; }
@@ -660,27 +697,16 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   }
 
   const DriverAPI *api = nullptr;
-  Status s = requireDriver(api);
-  if (!s.ok()) {
-    s.message = std::string(fn) + " needs a GPU: " + s.message;
-    return s;
-  }
   DeviceContext *dc = nullptr;
-  s = currentContext(*api, packed, dc);
+  Status s = driverAndContext(fn, packed, api, dc);
   if (!s.ok())
     return s;
   unsigned packedType = 0;
   const bool checkPointers = config().checkPointers && !knownPointers;
   if (checkPointers) {
     s = checkDevicePointer(*api, packed, "packed", &packedType);
-    if (s.ok()) {
-      // The first byte instance 0 touches (origin may be null, as
-      // MPI_BOTTOM, with absolute displacements).
-      const void *first =
-          reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(origin) +
-                                         static_cast<uintptr_t>(layout.trueLb));
-      s = checkDevicePointer(*api, first, "origin");
-    }
+    if (s.ok())
+      s = checkDevicePointer(*api, firstTouched(origin, t), "origin");
     if (!s.ok()) {
       s.message = std::string(fn) + ": " + s.message;
       return s;
@@ -690,20 +716,11 @@ Status runKernel(bool pack, ddtc_type_s &t, const void *origin, int64_t count,
   s = select(t, *api, *dc, sel);
   if (!s.ok())
     return s;
-  CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
-  CUdeviceptr u = sel.table;
+  const CUdeviceptr o = reinterpret_cast<uintptr_t>(origin);
   auto launch = [&](const LoadedModule &m, const LaunchConfig &cfg,
                     CUdeviceptr p) {
-    void *args[4] = {&o, &p, const_cast<int64_t *>(cfg.params.data()), &u};
-    CUresult rc = api->cuLaunchKernel(
-        pack ? m.pack : m.unpack, static_cast<unsigned>(cfg.grid), 1, 1,
-        static_cast<unsigned>(cfg.block), 1, 1, 0,
-        static_cast<CUstream>(stream), args, nullptr);
-    return rc == CUDA_SUCCESS
-               ? Status::success()
-               : Status::error(DDTC_ERROR_CUDA,
-                               std::string(fn) + ": " +
-                                   describeError(*api, "cuLaunchKernel", rc));
+    return launchKernel(*api, fn, pack ? m.pack : m.unpack, cfg, o, p,
+                        sel.table, stream);
   };
   // Moves bytes [from, to) to or from `p`, the address of byte `from`.
   auto run = [&](int64_t from, int64_t to, CUdeviceptr p,
@@ -851,24 +868,14 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
   if (cfg.grid == 0)
     return Status::success();
   const DriverAPI *api = nullptr;
-  Status s = requireDriver(api);
-  if (!s.ok()) {
-    s.message = std::string(fn) + " needs a GPU: " + s.message;
-    return s;
-  }
   DeviceContext *dc = nullptr;
-  s = currentContext(*api, dstOrigin, dc);
+  Status s = driverAndContext(fn, dstOrigin, api, dc);
   if (!s.ok())
     return s;
   if (config().checkPointers && !knownPointers) {
-    auto first = [](const void *origin, const ddtc_type_s &t) {
-      return reinterpret_cast<const void *>(
-          reinterpret_cast<uintptr_t>(origin) +
-          static_cast<uintptr_t>(t.type->layout().trueLb));
-    };
-    s = checkDevicePointer(*api, first(dstOrigin, dst), "destination");
+    s = checkDevicePointer(*api, firstTouched(dstOrigin, dst), "destination");
     if (s.ok())
-      s = checkDevicePointer(*api, first(srcOrigin, src), "source");
+      s = checkDevicePointer(*api, firstTouched(srcOrigin, src), "source");
     if (!s.ok()) {
       s.message = std::string(fn) + ": " + s.message;
       return s;
@@ -892,18 +899,10 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
                            std::string(fn) + ": " + c.error);
     if (c.grid == 0)
       return Status::success();
-    CUdeviceptr x = a, y = b, unused = 0;
-    void *args[4] = {&x, &y, c.params.data(), &unused};
-    CUresult rc =
-        api->cuLaunchKernel(m->copy, static_cast<unsigned>(c.grid), 1, 1,
-                            static_cast<unsigned>(c.block), 1, 1, 0,
-                            static_cast<CUstream>(stream), args, nullptr);
-    if (rc != CUDA_SUCCESS)
-      return Status::error(DDTC_ERROR_CUDA,
-                           std::string(fn) + ": " +
-                               describeError(*api, "cuLaunchKernel", rc));
-    ++stats().genericLaunches;
-    return Status::success();
+    Status launched = launchKernel(*api, fn, m->copy, c, a, b, 0, stream);
+    if (launched.ok())
+      ++stats().genericLaunches;
+    return launched;
   };
   // Long rows on both sides: a copy engine moves them, the kernel the
   // edges of the range that cut a row.

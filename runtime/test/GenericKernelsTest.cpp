@@ -454,6 +454,14 @@ struct OriginBuffer {
   }
 };
 
+/// Names the first byte where two destination buffers of one size differ.
+std::string firstDifference(const OriginBuffer &got, const OriginBuffer &want) {
+  size_t at = 0;
+  while (at < got.bytes.size() && got.bytes[at] == want.bytes[at])
+    ++at;
+  return "destination byte " + std::to_string(at) + " differs";
+}
+
 /// Checks the copy kernel from `count` instances of `src` to `dstCount` of
 /// `dst` against the reference pack of the one and unpack into the other:
 /// whole and partial ranges, capped grids, origins at odd offsets. Empty
@@ -503,12 +511,8 @@ std::string checkCopy(const Datatype &src, int64_t count, const Datatype &dst,
         if (cfg.grid > 0 &&
             !launchNestCopyKernel(width, cfg, in.origin, got.origin))
           return "no copy kernel of width " + std::to_string(width);
-        if (got.bytes != want.bytes) {
-          size_t at = 0;
-          while (got.bytes[at] == want.bytes[at])
-            ++at;
-          return "destination byte " + std::to_string(at) + " differs" + where;
-        }
+        if (got.bytes != want.bytes)
+          return firstDifference(got, want) + where;
         // The same range as rows for a copy engine (rows of any length
         // here), the edges that cut a row by the kernel.
         std::vector<RowBlock> rows;
@@ -543,13 +547,9 @@ std::string checkCopy(const Datatype &src, int64_t count, const Datatype &dst,
               !launchNestCopyKernel(width, edge, in.origin, byRows.origin))
             return "no copy kernel of width " + std::to_string(width);
         }
-        if (byRows.bytes != want.bytes) {
-          size_t at = 0;
-          while (byRows.bytes[at] == want.bytes[at])
-            ++at;
-          return "destination byte " + std::to_string(at) +
-                 " differs, rows by a copy engine" + where;
-        }
+        if (byRows.bytes != want.bytes)
+          return firstDifference(byRows, want) + ", rows by a copy engine" +
+                 where;
       }
   return "";
 }

@@ -1955,11 +1955,15 @@ LaunchConfig computeLaunch(const KernelPlan &plan, int64_t count, int64_t lo,
   if (!cfg.error.empty() || threads == 0)
     return cfg;
   // A tile plan counted blocks, not threads.
-  int64_t blocks = plan.tileDim >= 0 ? threads : ceilDiv(threads, cfg.block);
+  cfg.grid = cappedGrid(
+      plan.tileDim >= 0 ? threads : ceilDiv(threads, cfg.block), maxBlocks);
+  return cfg;
+}
+
+int64_t cappedGrid(int64_t blocks, int64_t maxBlocks) {
   if (maxBlocks > 0)
     blocks = std::min(blocks, maxBlocks);
-  cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
-  return cfg;
+  return std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
 }
 
 void printKernelHead(std::ostream &os, const std::string &prefix, bool pack,

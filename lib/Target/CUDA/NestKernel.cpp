@@ -526,12 +526,9 @@ LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
         copySideParams(*side->nest, side->extent, side->count);
     cfg.params.insert(cfg.params.end(), w.begin(), w.end());
   }
-  if (numChunks <= 0)
-    return cfg;
-  int64_t blocks = numChunks / cfg.block + (numChunks % cfg.block != 0);
-  if (maxBlocks > 0)
-    blocks = std::min(blocks, maxBlocks);
-  cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
+  if (numChunks > 0)
+    cfg.grid = cappedGrid(numChunks / cfg.block + (numChunks % cfg.block != 0),
+                          maxBlocks);
   return cfg;
 }
 
@@ -594,12 +591,9 @@ LaunchConfig computeNestLaunch(const Nest &nest, int64_t size, int64_t extent,
                 nest.packedBase,
                 static_cast<int64_t>(levels.size())};
   appendLevelWords(levels, /*packedStrides=*/true, cfg.params);
-  if (numChunks <= 0)
-    return cfg;
-  int64_t blocks = numChunks / cfg.block + (numChunks % cfg.block != 0);
-  if (maxBlocks > 0)
-    blocks = std::min(blocks, maxBlocks);
-  cfg.grid = std::min<int64_t>(blocks, std::numeric_limits<int32_t>::max());
+  if (numChunks > 0)
+    cfg.grid = cappedGrid(numChunks / cfg.block + (numChunks % cfg.block != 0),
+                          maxBlocks);
   return cfg;
 }
 

@@ -215,6 +215,10 @@ struct LaunchConfig {
   std::string error;
 };
 
+/// The grid of `blocks` blocks capped at `maxBlocks` (0: no cap) and at the
+/// hardware's limit of 2^31 - 1.
+int64_t cappedGrid(int64_t blocks, int64_t maxBlocks);
+
 /// Which kernels of a units plan a launch is for.
 enum class UnitsKernels {
   /// The ones emitted for the plan (unitsByChunks decides).
