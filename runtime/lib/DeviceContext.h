@@ -47,6 +47,9 @@ struct DeviceContext {
   /// The built-in nest kernels by width (index log2 of it) that ddtc_copy
   /// launched on this context, found without a look-up of the table.
   const LoadedModule *nestCopy[5] = {};
+  /// The same for the built-in units kernels, whose copy kernel ddtc_copy
+  /// runs between two buffers of one type map.
+  const LoadedModule *unitsCopy[5] = {};
   cu::CUstream uploadStream = nullptr;
 
   /// Device memory and a copy stream for packs into host memory that go

@@ -215,18 +215,20 @@ Status loadChunkKernels(const DriverAPI &api, DeviceContext &dc, int width,
                       kernelSymbolPrefix(key), out);
 }
 
+/// What `t` keeps on `dc`'s context, made on first need. Requires t.m.
+TypeOnContext &onContext(ddtc_type_s &t, DeviceContext &dc) {
+  for (TypeOnContext &c : t.contexts)
+    if (c.dc == &dc)
+      return c;
+  t.contexts.push_back(TypeOnContext());
+  t.contexts.back().dc = &dc;
+  return t.contexts.back();
+}
+
 Status select(ddtc_type_s &t, const DriverAPI &api, DeviceContext &dc,
               Selected &sel) {
   std::unique_lock<std::mutex> lock(t.m);
-  TypeOnContext *tc = nullptr;
-  for (TypeOnContext &c : t.contexts)
-    if (c.dc == &dc)
-      tc = &c;
-  if (!tc) {
-    t.contexts.push_back(TypeOnContext());
-    tc = &t.contexts.back();
-    tc->dc = &dc;
-  }
+  TypeOnContext *tc = &onContext(t, dc);
   const size_t tcIndex = static_cast<size_t>(tc - t.contexts.data());
   auto uploadOnce = [&](CUdeviceptr &slot, const KernelPlan &plan) {
     return slot ? Status::success() : uploadTable(api, dc, plan, slot);
@@ -809,29 +811,79 @@ NestSide copySide(ddtc_type_s &t, int64_t count) {
             t.specialized->layout.size, t.specialized->layout.extent, count};
   return side;
 }
-} // namespace
 
-/// The copy sides of `src` and `dst`, or why ddtc_copy cannot serve them.
-Status copySides(ddtc_type_s &src, int64_t srcCount, ddtc_type_s &dst,
-                 int64_t dstCount, NestSide &from, NestSide &to) {
+/// Whether `a` and `b` are one type map: equal trees, trusted on their
+/// 128-bit hashes and layout figures as the plan memo trusts them (a full
+/// comparison would cost every call the size of the tree).
+bool sameTypeMap(const ddtc_type_s &a, const ddtc_type_s &b) {
+  if (&a == &b)
+    return true;
+  const LayoutInfo &x = a.type->layout(), &y = b.type->layout();
+  return hashTree(*a.type) == hashTree(*b.type) &&
+         a.type->kind() == b.type->kind() && x.size == y.size && x.lb == y.lb &&
+         x.extent == y.extent && x.trueLb == y.trueLb &&
+         x.trueExtent == y.trueExtent;
+}
+
+/// The work-unit plan whose copy kernel moves committed `t` between two
+/// buffers of its type map: the generic kernels' (a Units plan), else one
+/// made once for the copy (a strided type, whose generic kernels are its
+/// nests). None where that would take more than DDTC_GENERIC_MAX_UNITS
+/// units, or where the units are short: the copy kernel gives a warp a
+/// unit, which would leave most lanes of such units idle (their chunk
+/// kernels have no copy).
+std::shared_ptr<const KernelPlan> copyUnitsPlan(ddtc_type_s &t) {
+  std::lock_guard<std::mutex> lock(t.m);
+  if (!t.specialized)
+    return nullptr;
+  ensureGenericPlan(t);
+  if (!t.generic && !t.copyUnitsTried) {
+    t.copyUnitsTried = true;
+    KernelPlan plan;
+    if (makeUnitsPlan(t.specialized->layout, config().genericMaxUnits, plan))
+      t.copyUnits = std::make_shared<const KernelPlan>(std::move(plan));
+  }
+  const std::shared_ptr<const KernelPlan> &p =
+      t.generic ? t.generic : t.copyUnits;
+  return p && !unitsByChunks(*p) ? p : nullptr;
+}
+
+/// How ddtc_copy moves a pair: the nest copy kernel between two stream
+/// nests (`from`, `to`), else the units copy kernel over `units` between
+/// two buffers of one type map.
+struct CopyRoute {
+  NestSide from, to;
+  std::shared_ptr<const KernelPlan> units;
+};
+
+/// The route of `src` to `dst`, or why ddtc_copy cannot serve them.
+Status copyRoute(ddtc_type_s &src, int64_t srcCount, ddtc_type_s &dst,
+                 int64_t dstCount, CopyRoute &route) {
   // By position: the two may be one type.
+  ddtc_type_s *notNest = nullptr;
   for (int i = 0; i < 2; ++i) {
     ddtc_type_s *t = i == 0 ? &src : &dst;
     if (!t->committed.load(std::memory_order_acquire))
       return Status::error(DDTC_ERROR_NOT_COMMITTED,
                            "ddtc_copy: type " + t->name +
                                " is not committed (call ddtc_type_commit)");
-    NestSide &side = i == 0 ? from : to;
+    NestSide &side = i == 0 ? route.from : route.to;
     side = copySide(*t, i == 0 ? srcCount : dstCount);
-    if (!side.nest)
-      return Status::error(
-          DDTC_ERROR_UNSUPPORTED_TYPE,
-          "ddtc_copy: type " + t->name +
-              " is not one strided nest whose blocks follow each other in "
-              "the packed stream (pack it and unpack it instead)");
+    if (!side.nest && !notNest)
+      notNest = t;
   }
-  return Status::success();
+  if (!notNest)
+    return Status::success();
+  if (sameTypeMap(src, dst) && (route.units = copyUnitsPlan(src)))
+    return Status::success();
+  return Status::error(
+      DDTC_ERROR_UNSUPPORTED_TYPE,
+      "ddtc_copy: type " + notNest->name +
+          " is not one strided nest whose blocks follow each other in the "
+          "packed stream, and the two types are not one type map with a "
+          "work-unit plan (pack it and unpack it instead)");
 }
+} // namespace
 
 /// The built-in nest kernels of `width` with their copy kernel (ddtc_copy).
 Status loadCopyKernels(const DriverAPI &api, DeviceContext &dc, int width,
@@ -846,21 +898,63 @@ Status loadCopyKernels(const DriverAPI &api, DeviceContext &dc, int width,
 }
 
 Status copySupported(ddtc_type_s &src, ddtc_type_s &dst) {
-  NestSide from, to;
-  return copySides(src, 1, dst, 1, from, to);
+  CopyRoute route;
+  return copyRoute(src, 1, dst, 1, route);
 }
+
+namespace {
+/// ddtc_copy by the units copy kernel: `plan`'s units, at the same origin
+/// offsets in both buffers, one warp a unit.
+Status runUnitsCopy(const DriverAPI &api, DeviceContext &dc,
+                    const KernelPlan &plan, ddtc_type_s &src, CUdeviceptr a,
+                    CUdeviceptr b, const LaunchConfig &cfg, void *stream) {
+  const char *fn = "ddtc_copy";
+  const int width = static_cast<int>(plan.width);
+  const std::string key = kernelShapeKey(makeUnitsShapePlan(width, false));
+  const LoadedModule *m = nullptr;
+  Status s = loadIntoSlot(api, dc, dc.unitsCopy[widthIndex(width)], key,
+                          kernelSymbolPrefix(key), m);
+  if (s.ok() && !m->copy)
+    s = Status::error(DDTC_ERROR_INTERNAL,
+                      std::string(fn) + ": the built-in units kernels of " +
+                          "width " + std::to_string(width) +
+                          " have no copy kernel");
+  if (!s.ok())
+    return s;
+  CUdeviceptr table = 0;
+  {
+    std::lock_guard<std::mutex> lock(src.m);
+    TypeOnContext &tc = onContext(src, dc);
+    CUdeviceptr &slot = &plan == src.specialized.get() ? tc.specializedTable
+                        : &plan == src.generic.get()   ? tc.genericTable
+                                                       : tc.copyTable;
+    if (!slot && !(s = uploadTable(api, dc, plan, slot)).ok())
+      return s;
+    table = slot;
+  }
+  s = launchKernel(api, fn, m->copy, cfg, a, b, table, stream);
+  if (s.ok())
+    ++stats().genericLaunches;
+  return s;
+}
+} // namespace
 
 Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
                ddtc_type_s &dst, void *dstOrigin, int64_t dstCount, int64_t lo,
                int64_t hi, void *stream, int maxCtas) {
   const char *fn = "ddtc_copy";
-  NestSide from, to;
-  if (Status s = copySides(src, srcCount, dst, dstCount, from, to); !s.ok())
+  CopyRoute route;
+  if (Status s = copyRoute(src, srcCount, dst, dstCount, route); !s.ok())
     return s;
+  const NestSide &from = route.from, &to = route.to;
   if (maxCtas < 0)
     return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
                          std::string(fn) + ": max_ctas is negative");
-  LaunchConfig cfg = computeNestCopyLaunch(from, to, lo, hi, maxCtas);
+  LaunchConfig cfg =
+      route.units
+          ? computeLaunch(*route.units, std::min(srcCount, dstCount), lo, hi,
+                          maxCtas, /*pack=*/true, UnitsKernels::Planned)
+          : computeNestCopyLaunch(from, to, lo, hi, maxCtas);
   if (!cfg.error.empty())
     return Status::error(DDTC_ERROR_INVALID_ARGUMENT,
                          std::string(fn) + ": " + cfg.error + " (types " +
@@ -881,6 +975,10 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
       return s;
     }
   }
+  const CUdeviceptr a = reinterpret_cast<uintptr_t>(srcOrigin);
+  const CUdeviceptr b = reinterpret_cast<uintptr_t>(dstOrigin);
+  if (route.units)
+    return runUnitsCopy(*api, *dc, *route.units, src, a, b, cfg, stream);
   // The copy kernel moves whatever the two sides allow; the module of the
   // narrower side's width serves (every nest module holds one).
   const int width = std::min(from.nest->width, to.nest->width);
@@ -888,8 +986,6 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
   s = loadCopyKernels(*api, *dc, width, m);
   if (!s.ok())
     return s;
-  const CUdeviceptr a = reinterpret_cast<uintptr_t>(srcOrigin);
-  const CUdeviceptr b = reinterpret_cast<uintptr_t>(dstOrigin);
   auto kernel = [&](int64_t from_, int64_t to_) -> Status {
     LaunchConfig c = from_ == lo && to_ == hi
                          ? cfg
@@ -975,6 +1071,7 @@ void releaseType(ddtc_type_s &t) {
   for (TypeOnContext &c : t.contexts) {
     freeDeviceMemory(*api, *c.dc, c.specializedTable);
     freeDeviceMemory(*api, *c.dc, c.genericTable);
+    freeDeviceMemory(*api, *c.dc, c.copyTable);
   }
   t.contexts.clear();
 }

@@ -33,6 +33,8 @@ struct KnownKernels {
 struct TypeOnContext {
   DeviceContext *dc = nullptr;
   cu::CUdeviceptr specializedTable = 0, genericTable = 0;
+  /// The unit table of `copyUnits` (ddtc_copy), when the type has one.
+  cu::CUdeviceptr copyTable = 0;
   const LoadedModule *specialized = nullptr, *generic = nullptr;
   /// The nest kernels, by access width (index log2 of it).
   const LoadedModule *nest[5] = {};
@@ -66,6 +68,10 @@ struct ddtc_type_s {
   bool genericTried = false;
   std::shared_ptr<const std::vector<ddtc::Nest>> nests;
   std::shared_ptr<const ddtc::KernelPlan> generic;
+  /// A work-unit plan made for ddtc_copy between two buffers of this type
+  /// map where `generic` is none (a strided type: its nests), on first need.
+  bool copyUnitsTried = false;
+  std::shared_ptr<const ddtc::KernelPlan> copyUnits;
   std::vector<std::unique_ptr<ddtc::rt::ArchKernels>> kernels;
   /// The first entry of `kernels`, made with the handle (newTypeHandle).
   std::unique_ptr<ddtc::rt::ArchKernels> spareKernels;

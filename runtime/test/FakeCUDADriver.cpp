@@ -459,7 +459,8 @@ struct FakeFunction {
   bool nest;
   /// A units kernel of short units (shape units.w<width>.chunks).
   bool chunks;
-  /// A nest kernel's copy between two layouts (<prefix>_copy).
+  /// A copy between two layouts (<prefix>_copy): the nest kernels' or,
+  /// with `nest` false, the units kernels' between buffers of one type map.
   bool copy;
 };
 int moduleStorage;
@@ -650,7 +651,7 @@ CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
   // Filled once, so that threads looking up functions write nothing shared.
   static struct Functions {
     FakeFunction f[2][2][2][17];
-    FakeFunction copy[17];
+    FakeFunction copy[2][17];
     Functions() {
       for (int nest = 0; nest < 2; ++nest)
         for (int chunks = 0; chunks < 2; ++chunks)
@@ -658,8 +659,9 @@ CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
             for (int w = 0; w < 17; ++w)
               f[nest][chunks][pack][w] = {pack == 1, w, nest == 1, chunks == 1,
                                           false};
-      for (int w = 0; w < 17; ++w)
-        copy[w] = {false, w, true, false, true};
+      for (int nest = 0; nest < 2; ++nest)
+        for (int w = 0; w < 17; ++w)
+          copy[nest][w] = {false, w, nest == 1, false, true};
     }
   } functions;
   int width = 0;
@@ -668,8 +670,9 @@ CUresult cuModuleGetFunction(FakeFunction **f, void *, const char *name) {
       !(width == 1 || width == 2 || width == 4 || width == 8 || width == 16))
     return kNotFound;
   const bool nest = std::strcmp(kind, "nest") == 0;
-  if (nest && std::strcmp(tail, "copy") == 0) {
-    *f = &functions.copy[width];
+  if ((nest || std::strcmp(kind, "units") == 0) &&
+      std::strcmp(tail, "copy") == 0) {
+    *f = &functions.copy[nest][width];
     return kSuccess;
   }
   const char *dir = tail;
@@ -699,9 +702,12 @@ CUresult cuLaunchKernel(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
   using MO = unsigned char *;
 #define DDTC_FAKE_WIDTH(W)                                                     \
   case W:                                                                      \
-    if (f->copy)                                                               \
+    if (f->copy && f->nest)                                                    \
       enqueueRun<ddtc_nest_w##W##_copy_params, CO, MO>(                        \
           *s, ddtc_nest_w##W##_copy, gx, bx, params);                          \
+    else if (f->copy)                                                          \
+      enqueueRun<ddtc_units_w##W##_params, CO, MO>(*s, ddtc_units_w##W##_copy, \
+                                                   gx, bx, params);            \
     else if (f->nest && f->pack)                                               \
       enqueueRun<ddtc_nest_w##W##_params, CO, MO>(*s, ddtc_nest_w##W##_pack,   \
                                                   gx, bx, params);             \

@@ -658,6 +658,174 @@ DDTC_TEST("nest-copy", nestCopy) {
                                                                    : kPass;
 }
 
+/// Checks the units copy kernel between `srcCount` and `dstCount` instances
+/// of one type map against the reference pack of the one and unpack into the
+/// other: whole and partial ranges, capped grids, each side at its own offset
+/// past a 16-byte boundary, and the units cut long as for very large
+/// instances. Loads outside the unit's source bytes fail it.
+std::string checkUnitsCopy(const Datatype &type, int64_t srcCount,
+                           int64_t dstCount, std::mt19937_64 &rng, bool &served,
+                           int64_t maxCutUnits = 0) {
+  served = false;
+  KernelPlan spec, g;
+  std::string error;
+  if (!planKernel(type, spec, error))
+    return "planKernel failed: " + error;
+  if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
+    return "makeUnitsPlan refused an unbounded plan";
+  if (maxCutUnits > 0) {
+    g = makeInitialPlan(spec.layout);
+    int64_t split = 0;
+    if (!alignAccesses(g, error) ||
+        (g.units.empty() && !listPieces(g, split, error)))
+      return "listing the pieces failed: " + error;
+    cutWorkUnits(g, maxCutUnits);
+  }
+  // Short units have chunk kernels, which have no copy (ddtc_copy leaves
+  // such types to a pack and an unpack).
+  if (unitsByChunks(g))
+    return "";
+  served = true;
+  ++servedBy()["units copy w" + std::to_string(g.width)];
+  std::vector<long long> table;
+  for (int64_t v : encodeUnitTable(g))
+    table.push_back(v);
+  const int64_t count = std::min(srcCount, dstCount);
+  const int64_t total = packedSize(type, count);
+  for (int shift : {0, 1 + static_cast<int>(rng() % 15)})
+    for (auto [lo, hi] : rangesOf(total, rng))
+      for (int64_t cap : {int64_t(0), 1 + static_cast<int64_t>(rng() % 3)}) {
+        OriginBuffer in(type, srcCount, shift, 0);
+        for (unsigned char &b : in.bytes)
+          b = static_cast<unsigned char>(rng());
+        std::vector<unsigned char> packed(
+            static_cast<size_t>(packedSize(type, srcCount)));
+        referencePack(type, srcCount, in.origin, packed.data());
+        const int dstShift = static_cast<int>(rng() % 16);
+        OriginBuffer want(type, dstCount, dstShift, 0xA5);
+        OriginBuffer got(type, dstCount, dstShift, 0xA5);
+        referenceUnpackRange(type, dstCount, packed.data(), lo, hi,
+                             want.origin);
+        LaunchConfig cfg = computeLaunch(g, count, lo, hi, cap, /*pack=*/true,
+                                         UnitsKernels::Planned);
+        const std::string where =
+            " (range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+            "), cap " + std::to_string(cap) + ", shifts " +
+            std::to_string(shift) + "/" + std::to_string(dstShift) +
+            ", width " + std::to_string(g.width) + ")";
+        if (!cfg.error.empty())
+          return "computeLaunch: " + cfg.error + where;
+        // The source bytes the call may read: the instances' touched span.
+        int64_t spanLo = 0, spanHi = 0;
+        touchedSpan(type, srcCount, spanLo, spanHi, error);
+        ddtcEmuWatchReads(in.bytes.data(), in.bytes.data() + in.bytes.size(),
+                          in.origin + spanLo, in.origin + spanHi);
+        if (cfg.grid > 0 && !launchUnitsCopyKernel(g.width, cfg, in.origin,
+                                                   got.origin, table.data()))
+          return "no units copy kernel of width " + std::to_string(g.width);
+        const void *at = nullptr;
+        unsigned long long bytes = 0;
+        if (ddtcEmuStrayRead(at, bytes))
+          return "a load of " + std::to_string(bytes) +
+                 " bytes outside the source's span" + where;
+        if (got.bytes != want.bytes)
+          return firstDifference(got, want) + where;
+      }
+  return "";
+}
+
+/// The units copy kernel (ddtc_copy between two buffers of one type map
+/// that are not stream nests) on fixed and random types.
+DDTC_TEST("units-copy", unitsCopy) {
+  int64_t n = 120;
+  if (const char *e = std::getenv("DDTC_TEST_RANDOM_TYPES"))
+    n = std::atoll(e);
+  int failures = 0, cases = 0, served = 0;
+  auto check = [&](const Datatype &t, int64_t a, int64_t b, std::mt19937_64 &r,
+                   int64_t maxCutUnits, bool print) {
+    ++cases;
+    bool ok = false;
+    const std::string why = checkUnitsCopy(t, a, b, r, ok, maxCutUnits);
+    served += ok;
+    failures += !why.empty();
+    if (print || !why.empty())
+      std::printf("%s %s x %lld -> x %lld: %s\n", why.empty() ? "ok  " : "FAIL",
+                  printSpecExpr(t).c_str(), (long long)a, (long long)b,
+                  !why.empty() ? why.c_str()
+                  : ok         ? "copied"
+                               : "short units: no copy kernel");
+  };
+  std::mt19937_64 rng(20261130);
+  // A lower triangle of columns (the shape of a pulled triangle), records
+  // of several fields, short irregular runs, blocks of bytes at odd places.
+  const char *fixed[] = {
+      "indexed([9, 8, 7, 6, 5, 4, 3, 2, 1], [0, 10, 20, 30, 40, 50, 60, 70, "
+      "80], double)",
+      "contiguous(50, resized(0, 48, struct([3, 3, 1, 1], [0, 24, 36, 40], "
+      "[double, float, int, char])))",
+      "indexed([1, 3, 2, 1, 2, 3, 1], [0, 2, 7, 11, 13, 17, 22], double)",
+      "indexed([300, 200, 500], [1, 400, 1000], char)",
+      "hindexed([5, 17, 33, 2], [3, 40, 90, 200], int)",
+  };
+  for (const char *f : fixed) {
+    SpecFile spec;
+    std::string error;
+    if (!parseSpec(std::string("t = ") + f + "\n", "fixed", spec, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kFail;
+    }
+    const Datatype &t = *spec.bindings.back().type;
+    for (auto [a, b] : {std::pair<int64_t, int64_t>{1, 1}, {3, 2}}) {
+      check(t, a, b, rng, 0, true);
+      check(t, a, b, rng, /*maxCutUnits=*/1, false);
+    }
+  }
+  RandomDatatypeOptions opts;
+  opts.maxDepth = 4;
+  opts.maxSpan = 1 << 15;
+  opts.maxPackedSize = 1 << 14;
+  opts.maxPieces = 600;
+  for (int64_t i = 0; i < n; ++i) {
+    std::mt19937_64 caseRng(randomCaseSeed(20261130, static_cast<uint64_t>(i)));
+    RandomDatatypeCase c = generateRandomDatatype(caseRng, opts);
+    if (c.type->layout().size == 0)
+      continue;
+    const int64_t dstCount = 1 + static_cast<int64_t>(caseRng() % 3);
+    check(*c.type, c.count, dstCount, caseRng, i % 4 == 0 ? 2 : 0, false);
+    // Runs long enough for warps: columns of a triangle or random blocks of
+    // words at random places.
+    const int64_t blocks = 1 + static_cast<int64_t>(caseRng() % 40);
+    const char *elems[] = {"char", "short", "int", "double", "long double"};
+    std::string lens, displs;
+    for (int64_t k = 0, at = 0; k < blocks; ++k) {
+      const int64_t len = 8 + static_cast<int64_t>(caseRng() % 300);
+      at += static_cast<int64_t>(caseRng() % 50);
+      lens += (k ? ", " : "") + std::to_string(len);
+      displs += (k ? ", " : "") + std::to_string(at);
+      at += len;
+    }
+    SpecFile spec;
+    std::string error;
+    if (!parseSpec("t = indexed([" + lens + "], [" + displs + "], " +
+                       elems[caseRng() % 5] + ")\n",
+                   "random", spec, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return kFail;
+    }
+    check(*spec.bindings.back().type, 1 + static_cast<int64_t>(caseRng() % 3),
+          dstCount, caseRng, 0, false);
+  }
+  std::printf("%d pairs, %d copied by the units copy kernel, %d failed; "
+              "kernels used:",
+              cases, served, failures);
+  for (auto [shape, k] : servedBy())
+    std::printf(" %s %d", shape.c_str(), k);
+  std::printf("\n");
+  // Most long-run cases take the kernel: a test that copied few would
+  // prove little.
+  return failures || served < cases / 4 ? kFail : kPass;
+}
+
 DDTC_TEST("generic-plan-limit", genericPlanLimit) {
   SpecFile spec;
   std::string error;

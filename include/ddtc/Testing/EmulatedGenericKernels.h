@@ -95,6 +95,26 @@ inline bool launchNestCopyKernel(int64_t width, const LaunchConfig &cfg,
   return false;
 }
 
+/// The copy kernel of the work-unit kernels of `width` (computeLaunch's
+/// `cfg` for a pack of the plan whose unit table is `units`), between the
+/// instances at `src` and those of the same type map at `dst`.
+inline bool launchUnitsCopyKernel(int64_t width, const LaunchConfig &cfg,
+                                  unsigned char *src, unsigned char *dst,
+                                  const long long *units) {
+  switch (width) {
+#define DDTC_EMU_COPY_CASE(W)                                                  \
+  case W:                                                                      \
+    return emulateGenericKernel(ddtc_units_w##W##_copy, cfg, src, dst, units);
+    DDTC_EMU_COPY_CASE(1)
+    DDTC_EMU_COPY_CASE(2)
+    DDTC_EMU_COPY_CASE(4)
+    DDTC_EMU_COPY_CASE(8)
+    DDTC_EMU_COPY_CASE(16)
+#undef DDTC_EMU_COPY_CASE
+  }
+  return false;
+}
+
 #undef DDTC_EMU_GENERIC_WIDTHS
 #undef DDTC_EMU_GENERIC_CASE
 

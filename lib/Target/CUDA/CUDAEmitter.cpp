@@ -581,9 +581,12 @@ private:
   void emitWideKernel(bool pack);
   /// The RunAligned unpack kernel (StridedVariant::RunAligned).
   void emitRunAlignedUnpack();
-  void emitUnitsKernel(bool pack);
+  /// `copy`: the pack's loads, stored at the same origin offset of a
+  /// second buffer (`<prefix>_copy`, for ddtc_copy between two layouts of
+  /// one type map).
+  void emitUnitsKernel(bool pack, bool copy = false);
   /// The kernel's signature up to the opening brace.
-  void emitSignature(bool pack);
+  void emitSignature(bool pack, bool copy = false);
   /// "dst = src" for one access of `type` between the origin byte at `o` and
   /// the packed byte at `k`, in the direction of the kernel.
   std::string copy(bool pack, const std::string &type, const std::string &o,
@@ -773,7 +776,7 @@ void Emitter::emitRecordLocate(size_t s, const std::string &ind) {
     os_ << ind << "off += pt * p." << dimName(s, "st", 0) << ";\n";
 }
 
-void Emitter::emitSignature(bool pack) {
+void Emitter::emitSignature(bool pack, bool copy) {
   // The units kernels keep their UnitsLanes' threads per SM, which bounds
   // the registers a lane has for the chunks it holds at once. Left to
   // itself, ptxas gave them 44 registers with the word copies of their
@@ -788,7 +791,12 @@ void Emitter::emitSignature(bool pack) {
                  1, (pack ? kUnitsPack : kUnitsUnpack).residentThreads /
                         plan_.threadsPerBlock)) +
              ") ";
-  printKernelHead(os_, p_, pack, bounds);
+  if (copy)
+    os_ << "extern \"C\" __global__ void " << bounds << p_ << "_copy(\n"
+        << "    const unsigned char *__restrict__ src,\n"
+        << "    unsigned char *__restrict__ dst,\n";
+  else
+    printKernelHead(os_, p_, pack, bounds);
   os_ << "    const " << p_ << "_params p";
   if (plan_.family == KernelFamily::Units)
     os_ << ", const long long *__restrict__ units";
@@ -1339,8 +1347,8 @@ void Emitter::emitStridedKernel(bool pack) {
   os_ << "}\n\n";
 }
 
-void Emitter::emitUnitsKernel(bool pack) {
-  emitSignature(pack);
+void Emitter::emitUnitsKernel(bool pack, bool copy) {
+  emitSignature(pack, copy);
   os_ << "  const long long lane = threadIdx.x & 31;\n"
       << "  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;\n"
       << "  // One warp per (instance, unit) item.\n"
@@ -1361,7 +1369,15 @@ void Emitter::emitUnitsKernel(bool pack) {
       << "    // Byte k of [a, b) is read at sa + k and written at da + k.\n";
   // Loads stay inside [sa_lo, sa_hi): pack, the unit's bytes in the origin;
   // unpack, the packed bytes [lo, hi).
-  if (pack)
+  if (copy)
+    os_ << "    // Both buffers hold the type map: the unit's bytes lie at the "
+           "same\n"
+        << "    // origin offsets in both.\n"
+        << "    const unsigned char *sa = src + delta;\n"
+        << "    unsigned char *da = dst + delta;\n"
+        << "    const unsigned char *sa_lo = sa + at, *sa_hi = sa + (at + "
+           "u[2]);\n";
+  else if (pack)
     os_ << "    const unsigned char *sa = origin + delta;\n"
         << "    unsigned char *da = packed - p.lo;\n"
         << "    const unsigned char *sa_lo = sa + at, *sa_hi = sa + (at + "
@@ -1523,6 +1539,10 @@ EmittedKernels Emitter::run() {
       emitTileKernel(plan_, p_, pack, os_);
     else
       emitStridedKernel(pack);
+    // The copy kernel of two buffers of one type map compiles with the
+    // pack, whose loads it shares.
+    if (pack && out.takesUnits && !unitsByChunks(plan_))
+      emitUnitsKernel(pack, /*copy=*/true);
     os_ << "#endif // " << (pack ? kSkipPackMacro : kSkipUnpackMacro) << "\n";
   }
   out.source = os_.str();

@@ -18,6 +18,30 @@
 namespace ddtc {
 
 namespace {
+
+/// What ddtc_copy does between two buffers of this one type map where the
+/// type is no stream nest: the units copy kernel of its work-unit plan (the
+/// runtime's makeUnitsPlan), when its units are long enough for a warp each.
+std::string copyWithinTypeMap(const CanonicalLayout &layout) {
+  const char *lead = "; between two buffers of this type: ";
+  if (countRuns(layout) > kMaxTableRuns)
+    return std::string(lead) + "no (too many runs to list)";
+  KernelPlan g = makeInitialPlan(layout);
+  std::string error;
+  int64_t split = 0;
+  if (!alignAccesses(g, error) ||
+      (g.units.empty() && !listPieces(g, split, error)))
+    return std::string(lead) + "no (" + error + ")";
+  cutWorkUnits(g);
+  const int64_t mean = layout.size / std::max<int64_t>(1, g.units.size());
+  if (unitsByChunks(g))
+    return std::string(lead) + "no (work units of " + std::to_string(mean) +
+           " B on average: too short for a warp each)";
+  return std::string(lead) + "yes, the units copy kernel (" +
+         std::to_string(g.units.size()) + " work units of " +
+         std::to_string(mean) + " B on average, a warp each)";
+}
+
 /// Writes `text` with `indent` before every line.
 void printIndented(std::ostream &os, const std::string &text,
                    const char *indent) {
@@ -232,7 +256,8 @@ std::string explainKernels(const std::string &name, const Datatype &type,
           "bytes)\n";
   else
     os << "no (" << nests.size()
-       << " nest(s) whose blocks do not follow each other in pack order)\n";
+       << " nest(s) whose blocks do not follow each other in pack order)"
+       << copyWithinTypeMap(plan.layout) << "\n";
   const int64_t packed = packedSize(type, count);
   LaunchConfig cfg = computeLaunch(plan, count, 0, packed, 0, true);
   LaunchConfig unpackCfg = computeLaunch(plan, count, 0, packed, 0, false);

@@ -223,18 +223,23 @@ DDTC_API ddtc_status ddtc_unpack(ddtc_type type, void *origin, int64_t count,
    (256 by default), in at most two levels with the same rows per plane, a
    copy engine moves them (cuMemcpy2DAsync or cuMemcpy3DAsync; they take no
    SMs, so `max_ctas` caps the kernel alone) and the kernel only the rows
-   the range cuts. Same rules as ddtc_pack otherwise. Serves the pairs
+   the range cuts. Two handles of one type map that is no such nest (an
+   indexed type, records of several runs) are served by one kernel that
+   gives a warp each work unit of the type, read and written at the same
+   offsets of the two buffers, where its work units average 256 bytes or
+   more. Same rules as ddtc_pack otherwise. Serves the pairs
    ddtc_copy_supported accepts, else fails with DDTC_ERROR_UNSUPPORTED_TYPE. */
 DDTC_API ddtc_status ddtc_copy(ddtc_type src_type, const void *src,
                                int64_t src_count, ddtc_type dst_type, void *dst,
                                int64_t dst_count, int64_t lo, int64_t hi,
                                void *stream, int max_ctas);
 
-/* DDTC_SUCCESS when ddtc_copy serves the two committed types: each must be
-   one strided nest whose blocks follow each other in the packed stream
+/* DDTC_SUCCESS when ddtc_copy serves the two committed types: each one
+   strided nest whose blocks follow each other in the packed stream
    (vectors, subarrays, contiguous arrays and records without inner gaps, of
-   any depth); else DDTC_ERROR_UNSUPPORTED_TYPE, or DDTC_ERROR_NOT_COMMITTED,
-   with ddtc_last_error naming the type. */
+   any depth), or both one type map (equal trees) whose work units average
+   256 bytes or more; else DDTC_ERROR_UNSUPPORTED_TYPE, or
+   DDTC_ERROR_NOT_COMMITTED, with ddtc_last_error naming the type. */
 DDTC_API ddtc_status ddtc_copy_supported(ddtc_type src_type,
                                          ddtc_type dst_type);
 

@@ -419,11 +419,31 @@ void pickPair(std::mt19937_64 &rng, int i, TypeRef &send, int64_t &scount,
       true;
   RandomDatatypeCase c = generateRandomDatatype(rng, o);
   std::string error;
-  switch (i % 3) {
+  switch (i % 4) {
   case 0:
     send = recv = c.type;
     scount = rcount = c.count;
     break;
+  case 3: { // one indexed type of long blocks both sides (a triangle's
+            // columns): pulled, one copy between the two layouts
+    std::string lens, displs;
+    for (int64_t k = 0, at = 0, n = 1 + rng() % 30; k < n; ++k) {
+      at += static_cast<int64_t>(rng() % 40);
+      const int64_t len = 16 + static_cast<int64_t>(rng() % 400);
+      lens += (k ? ", " : "") + std::to_string(len);
+      displs += (k ? ", " : "") + std::to_string(at);
+      at += len;
+    }
+    const char *elems[] = {"double", "int", "char"};
+    SpecFile spec;
+    if (!parseSpec("t = indexed([" + lens + "], [" + displs + "], " +
+                       elems[rng() % 3] + ")\n",
+                   "case", spec, error))
+      fail("indexed case: %s", error.c_str());
+    send = recv = spec.bindings.back().type;
+    scount = rcount = 1 + static_cast<int64_t>(rng() % 3);
+    break;
+  }
   case 1: // a strided view sent, received contiguous: the transpose case
     send = Datatype::vector(c.count, 1, 2, c.type, error);
     recv = Datatype::contiguous(c.count, c.type, error);
