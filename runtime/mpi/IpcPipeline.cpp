@@ -183,8 +183,8 @@ bool wantsPull(const Operation &op) {
   if (settings().ipcRead != IpcRead::Auto)
     return settings().ipcRead == IpcRead::Pull;
   const uint64_t gpu = peerReceiveGpu(op.peerWorld);
-  return gpu != 0 &&
-         (gpu == gpuOf(op.buf) || pullFasterAcrossGpus(*op.info, op.total));
+  return gpu != 0 && (gpu == gpuOf(userBytes(op)) ||
+                      pullFasterAcrossGpus(*op.info, op.total));
 }
 
 /// Sender, DDTC_MPI_IPC_READ=pull (or auto, wantsPull): exports the send
@@ -192,9 +192,9 @@ bool wantsPull(const Operation &op) {
 /// receiver not known to keep it; false (the note untouched) when the type
 /// or the buffer does not allow it: then the ring serves.
 bool offerPull(Operation &op) {
-  // With auto, a spec longer than this is not shipped: the receiver would
-  // parse and plan it (milliseconds for a spec of a megabyte) for a type
-  // that may never come again.
+  // With auto, a spec longer than this is shipped from the type's second
+  // message to the peer on: the receiver parses and plans it (milliseconds
+  // for a spec of a megabyte), which a type sent once would not repay.
   constexpr size_t kAutoMostSpecBytes = 4096;
   if (op.contiguous || !op.info->type || op.count <= 0 ||
       op.info->traffic.read > kPullMostAmplification || !wantsPull(op))
@@ -213,7 +213,8 @@ bool offerPull(Operation &op) {
     const std::string &spec = typeSpec(*op.info);
     if (spec.empty() || spec.size() > static_cast<size_t>(INT32_MAX) ||
         (settings().ipcRead == IpcRead::Auto &&
-         spec.size() > kAutoMostSpecBytes))
+         spec.size() > kAutoMostSpecBytes &&
+         !offeredBefore(op.peerWorld, op.info->serial)))
       return false;
     op.specText = std::make_unique<std::string>(spec);
     op.note.specBytes = static_cast<int32_t>(spec.size());
@@ -726,7 +727,10 @@ bool startIpcRecv(Operation &op, int64_t capacity) {
   op.finalSent = false;
   op.ready.clear();
   op.answer = Answer{};
-  op.answer.gpu = gpuOf(op.buf);
+  // The GPU of the first byte the type touches: the origin itself may lie
+  // outside the allocation (a type whose lower bound is past it, or
+  // MPI_BOTTOM).
+  op.answer.gpu = gpuOf(userBytes(op));
   if (!inPlace(op) && op.contiguous &&
       exportDevice(userBytes(op), op.answer.ref) && fence(op.stream)) {
     // The sender writes into the receive buffer (after the application's

@@ -396,6 +396,10 @@ const std::string &typeSpec(TypeInfo &info);
 /// Sender: whether `world` answered that it keeps the type `serial`.
 bool peerKeepsType(int world, uint64_t serial);
 void notePeerKeepsType(int world, uint64_t serial);
+/// Sender: whether type `serial` was offered to `world` before (and notes
+/// that it now has been): auto ships a long spec from the type's second
+/// message to a peer on, so a type sent once is not parsed there.
+bool offeredBefore(int world, uint64_t serial);
 /// Receiver: keeps the spec of type `serial` of `world`, as it came after
 /// a note (Comms.cpp, takeNote).
 void keepPeerSpec(int world, uint64_t serial, std::string spec);

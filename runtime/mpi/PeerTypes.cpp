@@ -34,6 +34,7 @@ std::mutex specMutex;
 std::mutex keptMutex;
 std::atomic<long long> resent{0};
 std::set<std::pair<int, uint64_t>> keptByPeer; // sender side
+std::set<std::pair<int, uint64_t>> offered;    // sender side, long specs
 std::mutex typesMutex;
 /// Receiver side: a peer's type, as its spec until a device receive needs
 /// it, then parsed and planned; `used` orders them for dropping.
@@ -97,6 +98,14 @@ void notePeerKeepsType(int world, uint64_t serial) {
   keptByPeer.insert({world, serial});
 }
 
+bool offeredBefore(int world, uint64_t serial) {
+  std::lock_guard<std::mutex> lock(keptMutex);
+  // Bounded: an application making endless types offers each twice.
+  if (offered.size() >= 65536)
+    offered.clear();
+  return !offered.insert({world, serial}).second;
+}
+
 void keepPeerSpec(int world, uint64_t serial, std::string spec) {
   std::lock_guard<std::mutex> lock(typesMutex);
   PeerType &t = peerTypes[{world, serial}];
@@ -148,6 +157,7 @@ void clearPeerTypes() {
   }
   std::lock_guard<std::mutex> lock(keptMutex);
   keptByPeer.clear();
+  offered.clear();
 }
 
 } // namespace ddtc::mpi

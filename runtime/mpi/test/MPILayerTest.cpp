@@ -15,7 +15,9 @@
 // MPI_ERRORS_RETURN, MPI_PROC_NULL, count 0, self sends, a type freed while
 // its message is pending, MPI_BOTTOM, cancel, the order of an Isend whose
 // pack runs on and the sends after it, receives matching messages of another
-// kind, one-sided calls on device memory refused), collectives, pack.
+// kind, one-sided calls on device memory refused), collectives, pack;
+// long-spec alone (with DDTC_MPI_IPC_READ=auto: when a type whose spec is
+// longer than 4 KiB starts to be pulled).
 // Prints "N passed, M failed" on rank 0; exits 1 on any failure, 77 when no
 // device memory can be allocated or the layer is not active.
 // Diagnostics (p2p, with --only N): DDTC_TEST_PRINT_TYPES=1 prints each
@@ -1388,6 +1390,67 @@ void checkModelRates() {
   MPI_Type_free(&dense);
 }
 
+/// DDTC_MPI_IPC_READ=auto ships a spec longer than 4 KiB from the second
+/// time it would pull a type to a peer on (the first message to a peer goes
+/// through the ring, where the sender does not know the receive's GPU yet):
+/// four messages of such a type, each checked byte for byte, of which the
+/// receiver packs exactly the last two from the sender's buffer
+/// (ddtc_mpi_ipc_pulls, summed over the ranks).
+void suiteLongSpec(uint64_t seed) {
+  if (worldSize < 2)
+    return;
+  std::mt19937_64 rng(seed);
+  std::string lens, displs;
+  for (int64_t k = 0, at = 0; k < 600; ++k) {
+    at += static_cast<int64_t>(rng() % 40);
+    const int64_t len = 40 + static_cast<int64_t>(rng() % 300);
+    lens += (k ? ", " : "") + std::to_string(len);
+    displs += (k ? ", " : "") + std::to_string(at);
+    at += len;
+  }
+  const std::string text =
+      "t = indexed([" + lens + "], [" + displs + "], double)\n";
+  SpecFile spec;
+  std::string error;
+  if (!parseSpec(text, "long", spec, error)) {
+    fail("long spec: %s", error.c_str());
+    return;
+  }
+  const Datatype &t = *spec.bindings.back().type;
+  check(text.size() > 4096, "the spec is longer than 4 KiB",
+        static_cast<long long>(text.size()), 4096);
+  MpiType mt(t);
+  auto pulls = [] {
+    auto fn = reinterpret_cast<long long (*)()>(
+        dlsym(RTLD_DEFAULT, "ddtc_mpi_ipc_pulls"));
+    long long mine = fn ? fn() : 0, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+  };
+  const long long before = pulls();
+  for (int m = 0; m < 4; ++m) {
+    const uint64_t fill = seed + 100 + static_cast<uint64_t>(m);
+    if (rank == 0) {
+      Buffer b(t, 1, fill, false);
+      MPI_Send(b.dOrigin(), 1, mt.h, 1, 700 + m, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+      Buffer got(t, 1, 0, true), want(t, 1, 0, true, /*onHost=*/true);
+      Buffer sent(t, 1, fill, false, /*onHost=*/true);
+      MPI_Recv(got.dOrigin(), 1, mt.h, 0, 700 + m, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      std::vector<unsigned char> packed(static_cast<size_t>(t.layout().size));
+      referencePack(t, 1, sent.hOrigin(), packed.data());
+      referenceUnpack(t, 1, packed.data(), want.hOrigin());
+      check(got.deviceBytes() == want.host,
+            "a message of a type with a long spec arrives whole", m, 0);
+    }
+    const long long pulled = pulls() - before;
+    check(pulled == (m < 2 ? 0 : m - 1),
+          "a long spec is shipped from the second offer on", pulled,
+          m < 2 ? 0 : m - 1);
+  }
+}
+
 void suiteCollectives(uint64_t seed) {
   std::string error;
   TypeRef vec =
@@ -1747,6 +1810,8 @@ int main(int argc, char **argv) {
     suiteCollectives(seed);
   if (suite == "all" || suite == "pack")
     suitePack(seed, cases / 4 + 1);
+  if (suite == "long-spec")
+    suiteLongSpec(seed);
   if (!expectIpc.empty())
     checkIpcUse(expectIpc);
   checkModelRates();
