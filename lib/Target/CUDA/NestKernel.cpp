@@ -181,7 +181,10 @@ struct @P@_side {
 struct @P@_copy_params {
   long long lo; // first packed byte moved
   long long hi; // end of the packed bytes moved
-  long long num_chunks; // chunks of 16 packed bytes from lo rounded down
+  long long num_chunks; // threads' chunks of at most 16 packed bytes
+  // Where both sides' blocks are one length (0 here otherwise): chunks per
+  // block and their divisor, and the block of lo.
+  long long chunks, chunks_mul, chunks_shift, first_block;
   @P@_side src, dst;
 };
 
@@ -206,17 +209,58 @@ __device__ __forceinline__ long long @P@_locate(const @P@_side &q,
   return s;
 }
 
+// Moves n (<= 16) bytes from s to d in the widest words both addresses
+// and n allow.
+__device__ __forceinline__ void @P@_move(unsigned char *d,
+                                         const unsigned char *s, long long n) {
+  const unsigned long long al = (unsigned long long)s | (unsigned long long)d;
+  if (n == 16 && (al & 15) == 0) {
+    *(uint4 *)d = *(const uint4 *)s;
+  } else if ((al & 7) == 0 && (n & 7) == 0) {
+    _Pragma("unroll") for (int x = 0; x < 2; ++x) if (8 * x < n)
+      ((unsigned long long *)d)[x] = ((const unsigned long long *)s)[x];
+  } else if ((al & 3) == 0 && (n & 3) == 0) {
+    _Pragma("unroll") for (int x = 0; x < 4; ++x) if (4 * x < n)
+      ((unsigned int *)d)[x] = ((const unsigned int *)s)[x];
+  } else {
+    ddtc_nest_copy(d, s, (unsigned)n);
+  }
+}
+
 // Packed bytes [lo, hi) of one layout's instances at src, written where
 // another layout's instances at dst hold them, with no packed buffer
 // between: what a pack of the one and an unpack into the other would do,
 // in one launch. One thread per 16 packed bytes; each piece of them that
 // lies in one block on both sides moves in the widest words both addresses
-// allow.
+// allow. Where both sides' blocks are one length that 16 does not divide
+// (records of 41 bytes), a thread takes 16 bytes of one block instead, so
+// that its bytes are one piece, not the ends of two blocks in pieces of a
+// few bytes each.
 extern "C" __global__ void @P@_copy(const unsigned char *__restrict__ src,
                                     unsigned char *__restrict__ dst,
                                     const @P@_copy_params p,
                                     const long long *__restrict__ unused) {
   const long long step = (long long)gridDim.x * blockDim.x;
+  if (p.chunks > 0) {
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+         g < p.num_chunks; g += step) {
+      const long long q = ddtc_nest_div(g, p.chunks_mul, p.chunks_shift);
+      const long long start = (p.first_block + q) * p.src.length;
+      long long a = start + (g - q * p.chunks) * 16, e = a + 16;
+      if (e > start + p.src.length)
+        e = start + p.src.length;
+      if (a < p.lo)
+        a = p.lo;
+      if (e > p.hi)
+        e = p.hi;
+      if (a >= e)
+        continue;
+      long long ls, ld;
+      @P@_move(dst + @P@_locate(p.dst, a, ld), src + @P@_locate(p.src, a, ls),
+               e - a);
+    }
+    return;
+  }
   const long long first = p.lo - (p.lo & 15);
   for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
        g < p.num_chunks; g += step) {
@@ -234,19 +278,7 @@ extern "C" __global__ void @P@_copy(const unsigned char *__restrict__ src,
         n = ls;
       if (ld < n)
         n = ld;
-      const unsigned long long al =
-          (unsigned long long)s | (unsigned long long)d;
-      if (n == 16 && (al & 15) == 0) {
-        *(uint4 *)d = *(const uint4 *)s;
-      } else if ((al & 7) == 0 && (n & 7) == 0) {
-        _Pragma("unroll") for (int x = 0; x < 2; ++x) if (8 * x < n)
-          ((unsigned long long *)d)[x] = ((const unsigned long long *)s)[x];
-      } else if ((al & 3) == 0 && (n & 3) == 0) {
-        _Pragma("unroll") for (int x = 0; x < 4; ++x) if (4 * x < n)
-          ((unsigned int *)d)[x] = ((const unsigned int *)s)[x];
-      } else {
-        ddtc_nest_copy(d, s, (unsigned)n);
-      }
+      @P@_move(d, s, n);
       a += n;
     }
   }
@@ -519,8 +551,20 @@ LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
     cfg.error = "a side of the copy is not one nest in pack order";
     return cfg;
   }
-  const int64_t numChunks = lo < hi ? (hi + 15) / 16 - lo / 16 : 0;
-  cfg.params = {lo, hi, numChunks};
+  // Blocks of one length on both sides that 16 does not divide: chunks of
+  // one block each (the kernel's comment says why).
+  const int64_t length = src.nest->length;
+  const bool byBlocks = dst.nest->length == length && length % 16 != 0;
+  int64_t numChunks = lo < hi ? (hi + 15) / 16 - lo / 16 : 0;
+  int64_t chunks = 0, firstBlock = 0;
+  MagicDivisor cd{};
+  if (byBlocks && lo < hi) {
+    chunks = (length + 15) / 16;
+    firstBlock = lo / length;
+    numChunks = ((hi - 1) / length - firstBlock + 1) * chunks;
+    cd = makeMagicDivisor(chunks);
+  }
+  cfg.params = {lo, hi, numChunks, chunks, cd.mul, cd.shift, firstBlock};
   for (const NestSide *side : {&src, &dst}) {
     std::vector<int64_t> w =
         copySideParams(*side->nest, side->extent, side->count);
