@@ -1,5 +1,5 @@
 #!/bin/bash
-# PARTS: tests bench streams memcheck halo bench2 longspec devtype suite
+# PARTS: tests bench streams memcheck halo bench2 longspec devtype suite records
 set -u
 cd "$(dirname "$0")/.."
 B=$PWD/build-gpu
@@ -47,6 +47,15 @@ if has devtype; then
     for v in unified devtype; do
       PL=$B/lib/libddtc-mpi.so; [ $v = devtype ] && PL=$B/lib-devtype/libddtc-mpi.so
       run bench-$v-$r 100 "${MR0[@]}" -x LD_PRELOAD=$PL -x DDTC_MPI_IPC_READ=pull $M --refs device --layouts vector-4KiB,vector-256B,cube-slab,lower-triangular --sizes 4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-$v-$r.json
+    done
+  done
+fi
+if has records; then
+  # Records copied a block a thread (the same type both sides), pulled,
+  # beside direct reads and auto, twice.
+  for r in 1 2; do
+    for mode in direct pull auto; do
+      run bench-rec-$mode-$r 100 "${MR[@]}" -x DDTC_MPI_IPC_READ=$mode $M --refs device --layouts particles,vector-256B,cube-slab,vector-to-contig --sizes 1M,4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-rec-$mode-$r.json
     done
   done
 fi
