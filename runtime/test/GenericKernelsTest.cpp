@@ -502,6 +502,13 @@ std::string checkCopy(const Datatype &src, int64_t count, const Datatype &dst,
         OriginBuffer got(dst, dstCount, dstShift, 0xA5);
         referenceUnpackRange(dst, dstCount, packed.data(), lo, hi, want.origin);
         LaunchConfig cfg = computeNestCopyLaunch(from, to, lo, hi, cap);
+        // No load may leave the source instances' span (the kernel loads
+        // whole aligned vectors around records only inside it).
+        int64_t spanLo = 0, spanHi = 0;
+        std::string spanError;
+        touchedSpan(src, count, spanLo, spanHi, spanError);
+        ddtcEmuWatchReads(in.bytes.data(), in.bytes.data() + in.bytes.size(),
+                          in.origin + spanLo, in.origin + spanHi);
         const std::string where =
             " (range [" + std::to_string(lo) + ", " + std::to_string(hi) +
             "), cap " + std::to_string(cap) + ", shifts " +
@@ -511,6 +518,11 @@ std::string checkCopy(const Datatype &src, int64_t count, const Datatype &dst,
         if (cfg.grid > 0 &&
             !launchNestCopyKernel(width, cfg, in.origin, got.origin))
           return "no copy kernel of width " + std::to_string(width);
+        const void *strayAt = nullptr;
+        unsigned long long strayBytes = 0;
+        if (ddtcEmuStrayRead(strayAt, strayBytes))
+          return "a load of " + std::to_string(strayBytes) +
+                 " bytes outside the source's span" + where;
         if (got.bytes != want.bytes)
           return firstDifference(got, want) + where;
         // The same range as rows for a copy engine (rows of any length

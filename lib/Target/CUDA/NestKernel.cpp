@@ -52,6 +52,28 @@ __device__ __forceinline__ unsigned ddtc_nest_step(unsigned long long a,
          : (n >= 2 && (a & 1) == 0) ? 2
                                     : 1;
 }
+// Stores bytes [0, n) (n <= 16) of the 16-byte value x1:x0 at d, in the
+// widest accesses d's alignment allows, no byte outside [d, d + n).
+__device__ __forceinline__ void ddtc_nest_store(unsigned char *d,
+                                                unsigned long long x0,
+                                                unsigned long long x1,
+                                                unsigned n) {
+  _Pragma("unroll 1") for (unsigned i = 0; i < n;) {
+    const unsigned w = ddtc_nest_step((unsigned long long)(d + i), n - i);
+    const unsigned b = 8 * (i & 7);
+    const unsigned long long v =
+        i < 8 ? (x0 >> b) | (b ? x1 << (64 - b) : 0ull) : x1 >> b;
+    if (w == 8)
+      *(unsigned long long *)(d + i) = v;
+    else if (w == 4)
+      *(unsigned int *)(d + i) = (unsigned int)v;
+    else if (w == 2)
+      *(unsigned short *)(d + i) = (unsigned short)v;
+    else
+      d[i] = (unsigned char)v;
+    i += w;
+  }
+}
 // Copies n (<= 16) bytes from s to d, each side with the widest accesses
 // its own alignment allows, through two registers: no byte outside
 // [s, s + n) is read nor outside [d, d + n) written, whatever the two
@@ -79,21 +101,7 @@ __device__ __forceinline__ void ddtc_nest_copy(unsigned char *d,
     }
     i += w;
   }
-  _Pragma("unroll 1") for (unsigned i = 0; i < n;) {
-    const unsigned w = ddtc_nest_step((unsigned long long)(d + i), n - i);
-    const unsigned b = 8 * (i & 7);
-    const unsigned long long v =
-        i < 8 ? (x0 >> b) | (b ? x1 << (64 - b) : 0ull) : x1 >> b;
-    if (w == 8)
-      *(unsigned long long *)(d + i) = v;
-    else if (w == 4)
-      *(unsigned int *)(d + i) = (unsigned int)v;
-    else if (w == 2)
-      *(unsigned short *)(d + i) = (unsigned short)v;
-    else
-      d[i] = (unsigned char)v;
-    i += w;
-  }
+  ddtc_nest_store(d, x0, x1, n);
 }
 #endif // DDTC_NEST_HELPERS
 
@@ -182,9 +190,11 @@ struct @P@_copy_params {
   long long lo; // first packed byte moved
   long long hi; // end of the packed bytes moved
   long long num_chunks; // threads' chunks of at most 16 packed bytes
-  // Where both sides' blocks are one length (0 here otherwise): chunks per
-  // block and their divisor, and the block of lo.
-  long long chunks, chunks_mul, chunks_shift, first_block;
+  // Where both sides' blocks are one length (0 here otherwise): the
+  // aligned 16-byte vectors a block can touch and their divisor, the block
+  // of lo, and the source's bytes from the first the instances touch to the
+  // last, as origin offsets (whole vectors are loaded only inside them).
+  long long chunks, chunks_mul, chunks_shift, first_block, src_lo, src_hi;
   @P@_side src, dst;
 };
 
@@ -246,18 +256,41 @@ extern "C" __global__ void @P@_copy(const unsigned char *__restrict__ src,
          g < p.num_chunks; g += step) {
       const long long q = ddtc_nest_div(g, p.chunks_mul, p.chunks_shift);
       const long long start = (p.first_block + q) * p.src.length;
-      long long a = start + (g - q * p.chunks) * 16, e = a + 16;
-      if (e > start + p.src.length)
-        e = start + p.src.length;
+      long long ls, ld;
+      const unsigned char *sb = src + @P@_locate(p.src, start, ls);
+      // The thread's aligned vector of the block's source bytes, and the
+      // block's bytes in it, [a, e) as packed positions.
+      const unsigned char *v =
+          (const unsigned char *)(((unsigned long long)sb & ~15ull) +
+                                  16 * (g - q * p.chunks));
+      long long a = start + (v > sb ? v - sb : 0);
+      long long e = start + (v + 16 - sb < p.src.length ? v + 16 - sb
+                                                        : p.src.length);
       if (a < p.lo)
         a = p.lo;
       if (e > p.hi)
         e = p.hi;
       if (a >= e)
         continue;
-      long long ls, ld;
-      @P@_move(dst + @P@_locate(p.dst, a, ld), src + @P@_locate(p.src, a, ls),
-               e - a);
+      unsigned char *d = dst + @P@_locate(p.dst, a, ld);
+      const unsigned char *s = sb + (a - start);
+      if (v >= src + p.src_lo && v + 16 <= src + p.src_hi) {
+        // The whole vector, as every thread of the warp loads its own:
+        // each sector crosses once, the gaps' bytes go unused.
+        const ulonglong2 x = *(const ulonglong2 *)v;
+        const unsigned b = 8 * (unsigned)(s - v);
+        unsigned long long x0 = x.x, x1 = x.y;
+        if (b >= 64) {
+          x0 = x1 >> (b - 64);
+          x1 = 0;
+        } else if (b) {
+          x0 = (x0 >> b) | (x1 << (64 - b));
+          x1 >>= b;
+        }
+        ddtc_nest_store(d, x0, x1, (unsigned)(e - a));
+      } else {
+        @P@_move(d, s, e - a);
+      }
     }
     return;
   }
@@ -540,6 +573,23 @@ const Nest *streamNest(const std::vector<Nest> &nests, int64_t size) {
   return expected == size ? &n : nullptr;
 }
 
+namespace {
+/// The origin offsets of `side`'s first and last touched bytes (its
+/// instances' level included), [lo, hi).
+void nestSideSpan(const NestSide &side, int64_t &lo, int64_t &hi) {
+  __int128 down = side.nest->srcBase, up = side.nest->srcBase;
+  auto reach = [&](int64_t count, int64_t stride) {
+    const __int128 r = static_cast<__int128>(count - 1) * stride;
+    (r < 0 ? down : up) += r;
+  };
+  reach(side.count, side.extent);
+  for (const NestLevel &l : side.nest->levels)
+    reach(l.count, l.srcStride);
+  lo = static_cast<int64_t>(down);
+  hi = static_cast<int64_t>(up + side.nest->length);
+}
+} // namespace
+
 LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
                                    int64_t lo, int64_t hi, int64_t maxBlocks) {
   LaunchConfig cfg;
@@ -558,13 +608,16 @@ LaunchConfig computeNestCopyLaunch(const NestSide &src, const NestSide &dst,
   int64_t numChunks = lo < hi ? (hi + 15) / 16 - lo / 16 : 0;
   int64_t chunks = 0, firstBlock = 0;
   MagicDivisor cd{};
+  int64_t spanLo = 0, spanHi = 0;
   if (byBlocks && lo < hi) {
-    chunks = (length + 15) / 16;
+    chunks = (length + 30) / 16; // a block at any alignment
     firstBlock = lo / length;
     numChunks = ((hi - 1) / length - firstBlock + 1) * chunks;
     cd = makeMagicDivisor(chunks);
+    nestSideSpan(src, spanLo, spanHi);
   }
-  cfg.params = {lo, hi, numChunks, chunks, cd.mul, cd.shift, firstBlock};
+  cfg.params = {lo,       hi,         numChunks, chunks, cd.mul,
+                cd.shift, firstBlock, spanLo,    spanHi};
   for (const NestSide *side : {&src, &dst}) {
     std::vector<int64_t> w =
         copySideParams(*side->nest, side->extent, side->count);
