@@ -902,6 +902,15 @@ Status copySupported(ddtc_type_s &src, ddtc_type_s &dst) {
   return copyRoute(src, 1, dst, 1, route);
 }
 
+bool copiesInWords(ddtc_type_s &t) {
+  CopyRoute route;
+  if (!copyRoute(t, 1, t, 1, route).ok())
+    return false;
+  if (route.units)
+    return route.units->width >= 4;
+  return route.from.nest->width >= 4 || route.from.nest->length % 16 != 0;
+}
+
 namespace {
 /// ddtc_copy by the units copy kernel: `plan`'s units, at the same origin
 /// offsets in both buffers, one warp a unit.

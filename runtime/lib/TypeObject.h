@@ -113,6 +113,12 @@ Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info);
 /// Whether ddtc_copy serves the pair: both committed, each one strided nest
 /// in pack order (streamNest). The error says which type fails and why.
 Status copySupported(ddtc_type_s &src, ddtc_type_s &dst);
+/// Whether ddtc_copy moves committed `t` between two buffers of its type
+/// map in words of 4 bytes or more: a units copy of such a width, or a
+/// nest copy whose blocks are words of 4 or more, or whose blocks 16 does
+/// not divide (records: loaded as aligned 16-byte vectors around the
+/// block, stored from registers).
+bool copiesInWords(ddtc_type_s &t);
 
 /// ddtc_copy: packed bytes [lo, hi) of `srcCount` instances of `src` at
 /// `srcOrigin`, written where `dstCount` instances of `dst` at `dstOrigin`

@@ -350,11 +350,12 @@ struct TypeInfo {
   /// (estimateReadAmplification in 64-byte pieces,
   /// estimateWriteAmplification): the model's kernel rates for the type.
   KernelTraffic traffic;
-  /// A receiver's ddtc_copy moves the type (one strided nest in pack
-  /// order) in whole words of 4 bytes or more: a pull of it is one kernel
-  /// a fragment on the receiver (a narrower type's copy assembles its bytes
-  /// in registers: on two H200s 41-byte records pulled took 1.4x the ring's
-  /// time at 64 MiB).
+  /// A receiver's ddtc_copy moves the type to a buffer of its own type
+  /// map in whole words of 4 bytes or more (copiesInWords in
+  /// TypeObject.h): a pull of it is one kernel a fragment on the receiver
+  /// (a narrower copy assembles its bytes in registers a few at a time: on
+  /// two H200s 41-byte records copied so took 1.4x the ring's time at 64
+  /// MiB; loaded as whole vectors around each record, 0.97-1.00x).
   bool copiesInWords = false;
   /// Names the type to peers (PeerTypes.cpp): unique in the process, never
   /// reused, so that a peer's copy of a freed type is never taken for a

@@ -92,9 +92,7 @@ void commitAndDescribe(TypeInfo *info) {
   const CanonicalLayout &layout = info->type->specialized->layout;
   info->traffic.read = estimateReadAmplification(layout, 64);
   info->traffic.write = estimateWriteAmplification(layout);
-  info->copiesInWords =
-      info->type->specialized->width >= 4 &&
-      ddtc_copy_supported(info->type, info->type) == DDTC_SUCCESS;
+  info->copiesInWords = rt::copiesInWords(*info->type);
   // Normalization merges touching runs and folds contiguous dimensions: a
   // type whose bytes leave no gap and come in memory order is one run (a
   // subarray of whole planes, a vector of touching blocks).

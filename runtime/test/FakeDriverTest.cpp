@@ -379,6 +379,23 @@ int copiesBetweenLayouts(const cu::DriverAPI &api) {
         DDTC_ERROR_UNSUPPORTED_TYPE);
   CHECK(ddtc_copy(nullptr, x.get(), 1, r, y.get(), 1, 0, 24, nullptr, 0) ==
         DDTC_ERROR_INVALID_ARGUMENT);
+  // What a copy to the type's own map moves in words (the MPI layer pulls
+  // only those across GPUs): doubles, records that 16 does not divide
+  // (loaded as whole vectors), a triangle's columns; not blocks of 16
+  // bytes at odd places nor the short runs refused below.
+  const std::pair<const char *, bool> words[] = {
+      {"w = vector(100, 2, 3, double)\n", true},
+      {"w = hvector(100, 1, 48, contiguous(41, char))\n", true},
+      {"w = indexed([400, 300, 200], [0, 500, 1000], double)\n", true},
+      {"w = hvector(100, 1, 35, contiguous(16, char))\n", false},
+      {"w = indexed([1, 2], [0, 5], double)\n", false}};
+  for (auto [spec, want] : words) {
+    ddtc_type w = makeType(spec);
+    CHECK(ddtc_type_commit(w) == DDTC_SUCCESS);
+    CHECK_MSG(rt::copiesInWords(*w) == want, "%s: copies in words %d", spec,
+              (int)!want);
+    ddtc_type_free(&w);
+  }
   // Short runs of one type map: the units copy kernel would leave most
   // lanes idle, so refused too.
   CHECK(ddtc_copy_supported(r, r) == DDTC_ERROR_UNSUPPORTED_TYPE);
