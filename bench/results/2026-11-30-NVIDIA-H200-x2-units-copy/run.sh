@@ -24,7 +24,7 @@ fi
 if has longspec; then
   run layer-long-spec-one-gpu 100 "${MR[@]}" "${IPC[@]}" -x CUDA_VISIBLE_DEVICES=0 -x DDTC_MPI_IPC_READ=auto $L --suite long-spec
 fi
-if has bench || has bench2 || has streams || has halo; then
+if has bench || has bench2 || has streams || has halo || has records; then
   [ -f $O/calibrate.json ] || run calibrate 200 "${MR[@]}" $B/bin/ddtc-mpi-calibrate --json $O/calibrate.json
 fi
 for r in 1 2; do
