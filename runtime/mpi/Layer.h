@@ -355,7 +355,7 @@ struct TypeInfo {
   /// TypeObject.h): a pull of it is one kernel a fragment on the receiver
   /// (a narrower copy assembles its bytes in registers a few at a time: on
   /// two H200s 41-byte records copied so took 1.4x the ring's time at 64
-  /// MiB; loaded as whole vectors around each record, 0.97-1.00x).
+  /// MiB; loaded as whole vectors around each record, 0.99-1.02x).
   bool copiesInWords = false;
   /// Names the type to peers (PeerTypes.cpp): unique in the process, never
   /// reused, so that a peer's copy of a freed type is never taken for a
