@@ -1,5 +1,5 @@
 #!/bin/bash
-# PARTS: tests bench streams memcheck halo bench2 longspec devtype suite records
+# PARTS: tests bench streams memcheck halo bench2 longspec devtype suite records onegpu
 set -u
 cd "$(dirname "$0")/.."
 B=$PWD/build-gpu
@@ -57,6 +57,19 @@ if has records; then
     for mode in direct pull auto; do
       run bench-rec-$mode-$r 100 "${MR[@]}" -x DDTC_MPI_IPC_READ=$mode $M --refs device --layouts particles,vector-256B,cube-slab,vector-to-contig --sizes 1M,4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-rec-$mode-$r.json
     done
+  done
+fi
+if has onegpu; then
+  # Both ranks on one GPU: direct against auto (which pulls every type
+  # there), and the halo exchange.
+  G=(-x CUDA_VISIBLE_DEVICES=0)
+  run calibrate-one-gpu 200 "${MR[@]}" "${G[@]}" $B/bin/ddtc-mpi-calibrate --json $O/calibrate-one-gpu.json
+  for mode in direct auto; do
+    run bench-one-gpu-$mode 200 "${MR[@]}" "${G[@]}" -x DDTC_MPI_IPC_READ=$mode $M --refs device --sizes 1M,4M,16M,64M --time ddtc,a --reps 10 --json $O/bench-one-gpu-$mode.json
+  done
+  for mode in direct auto direct auto; do
+    n=halo-one-gpu-$mode; [ -f $O/$n.json ] && n=$n-again
+    run $n 100 "${MR[@]}" "${G[@]}" -x DDTC_MPI_IPC_READ=$mode $M --halo 512 --json $O/$n.json
   done
 fi
 if has suite; then
