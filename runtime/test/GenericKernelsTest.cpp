@@ -187,31 +187,41 @@ std::string randomStridedSpec(std::mt19937_64 &rng) {
   return t;
 }
 
+/// The planning passes' plan of `type` and its work-unit plan `g`: the
+/// generic kernels' (makeUnitsPlan), or with `maxCutUnits` > 0 its pieces
+/// cut as for an instance too large for the usual unit size (cutWorkUnits
+/// with that bound: few, long units). Empty, or what went wrong.
+std::string unitsPlanOf(const Datatype &type, int64_t maxCutUnits,
+                        KernelPlan &spec, KernelPlan &g) {
+  std::string error;
+  if (!planKernel(type, spec, error))
+    return "planKernel failed: " + error;
+  if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
+    return "makeUnitsPlan refused an unbounded plan";
+  if (maxCutUnits <= 0)
+    return "";
+  g = makeInitialPlan(spec.layout);
+  int64_t split = 0;
+  if (!alignAccesses(g, error) ||
+      (g.units.empty() && !listPieces(g, split, error)))
+    return "listing the pieces failed: " + error;
+  const int64_t pieces = static_cast<int64_t>(g.units.size());
+  cutWorkUnits(g, maxCutUnits);
+  if (static_cast<int64_t>(g.units.size()) > pieces + maxCutUnits)
+    return "cutWorkUnits made more than pieces + " +
+           std::to_string(maxCutUnits) + " units";
+  return "";
+}
+
 /// Checks one type; returns an empty string or what went wrong. With
 /// `maxCutUnits` > 0 the units are cut as for an instance too large for the
 /// usual unit size (cutWorkUnits with that bound): few, long units, each
 /// looped over by its warp.
 std::string checkType(const Datatype &type, int64_t count, std::mt19937_64 &rng,
                       int64_t maxCutUnits = 0) {
-  KernelPlan spec;
-  std::string planError;
-  if (!planKernel(type, spec, planError))
-    return "planKernel failed: " + planError;
-  KernelPlan g;
-  if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
-    return "makeUnitsPlan refused an unbounded plan";
-  if (maxCutUnits > 0) {
-    g = makeInitialPlan(spec.layout);
-    int64_t split = 0;
-    if (!alignAccesses(g, planError) ||
-        (g.units.empty() && !listPieces(g, split, planError)))
-      return "listing the pieces failed: " + planError;
-    const int64_t pieces = static_cast<int64_t>(g.units.size());
-    cutWorkUnits(g, maxCutUnits);
-    if (static_cast<int64_t>(g.units.size()) > pieces + maxCutUnits)
-      return "cutWorkUnits made more than pieces + " +
-             std::to_string(maxCutUnits) + " units";
-  }
+  KernelPlan spec, g;
+  if (std::string why = unitsPlanOf(type, maxCutUnits, spec, g); !why.empty())
+    return why;
   const int64_t size = type.layout().size;
   // The units tile one instance's packed bytes, in order.
   int64_t at = 0;
@@ -680,19 +690,9 @@ std::string checkUnitsCopy(const Datatype &type, int64_t srcCount,
                            int64_t maxCutUnits = 0) {
   served = false;
   KernelPlan spec, g;
+  if (std::string why = unitsPlanOf(type, maxCutUnits, spec, g); !why.empty())
+    return why;
   std::string error;
-  if (!planKernel(type, spec, error))
-    return "planKernel failed: " + error;
-  if (!rt::makeUnitsPlan(spec.layout, INT64_MAX, g))
-    return "makeUnitsPlan refused an unbounded plan";
-  if (maxCutUnits > 0) {
-    g = makeInitialPlan(spec.layout);
-    int64_t split = 0;
-    if (!alignAccesses(g, error) ||
-        (g.units.empty() && !listPieces(g, split, error)))
-      return "listing the pieces failed: " + error;
-    cutWorkUnits(g, maxCutUnits);
-  }
   // Short units have chunk kernels, which have no copy (ddtc_copy leaves
   // such types to a pack and an unpack).
   if (unitsByChunks(g))

@@ -77,22 +77,28 @@ inline bool launchNestKernel(bool pack, int64_t width, const LaunchConfig &cfg,
   DDTC_EMU_GENERIC_WIDTHS(nest, )
 }
 
+// The copy kernel ddtc_<kind>_w<width>_copy; no kernel (false) for another
+// width.
+#define DDTC_EMU_COPY_CASE(kind, W)                                            \
+  case W:                                                                      \
+    return emulateGenericKernel(ddtc_##kind##_w##W##_copy, cfg, src, dst,      \
+                                units);
+#define DDTC_EMU_COPY_WIDTHS(kind)                                             \
+  switch (width) {                                                             \
+    DDTC_EMU_COPY_CASE(kind, 1)                                                \
+    DDTC_EMU_COPY_CASE(kind, 2)                                                \
+    DDTC_EMU_COPY_CASE(kind, 4)                                                \
+    DDTC_EMU_COPY_CASE(kind, 8)                                                \
+    DDTC_EMU_COPY_CASE(kind, 16)                                               \
+  }                                                                            \
+  return false;
+
 /// The copy kernel of the nest kernels of `width` (computeNestCopyLaunch's
 /// `cfg`), from the instances at `src` to those at `dst`.
 inline bool launchNestCopyKernel(int64_t width, const LaunchConfig &cfg,
                                  unsigned char *src, unsigned char *dst) {
-  switch (width) {
-#define DDTC_EMU_COPY_CASE(W)                                                  \
-  case W:                                                                      \
-    return emulateGenericKernel(ddtc_nest_w##W##_copy, cfg, src, dst, nullptr);
-    DDTC_EMU_COPY_CASE(1)
-    DDTC_EMU_COPY_CASE(2)
-    DDTC_EMU_COPY_CASE(4)
-    DDTC_EMU_COPY_CASE(8)
-    DDTC_EMU_COPY_CASE(16)
-#undef DDTC_EMU_COPY_CASE
-  }
-  return false;
+  const long long *units = nullptr;
+  DDTC_EMU_COPY_WIDTHS(nest)
 }
 
 /// The copy kernel of the work-unit kernels of `width` (computeLaunch's
@@ -101,20 +107,11 @@ inline bool launchNestCopyKernel(int64_t width, const LaunchConfig &cfg,
 inline bool launchUnitsCopyKernel(int64_t width, const LaunchConfig &cfg,
                                   unsigned char *src, unsigned char *dst,
                                   const long long *units) {
-  switch (width) {
-#define DDTC_EMU_COPY_CASE(W)                                                  \
-  case W:                                                                      \
-    return emulateGenericKernel(ddtc_units_w##W##_copy, cfg, src, dst, units);
-    DDTC_EMU_COPY_CASE(1)
-    DDTC_EMU_COPY_CASE(2)
-    DDTC_EMU_COPY_CASE(4)
-    DDTC_EMU_COPY_CASE(8)
-    DDTC_EMU_COPY_CASE(16)
-#undef DDTC_EMU_COPY_CASE
-  }
-  return false;
+  DDTC_EMU_COPY_WIDTHS(units)
 }
 
+#undef DDTC_EMU_COPY_WIDTHS
+#undef DDTC_EMU_COPY_CASE
 #undef DDTC_EMU_GENERIC_WIDTHS
 #undef DDTC_EMU_GENERIC_CASE
 
