@@ -282,8 +282,9 @@ bool runCAPI(const std::string &text) {
   if (commit == DDTC_SUCCESS && rangeOk && maxCtas >= 0 &&
       pack == DDTC_ERROR_INVALID_ARGUMENT)
     wrong(std::string("ddtc_pack refused a valid call: ") + ddtc_last_error());
-  // The type copied onto itself: refused for a type that is not one stream
-  // nest, and otherwise checked as the pack is.
+  // The type copied onto itself: refused for a type that is neither one
+  // stream nest nor a type map of long work units (the units copy), and
+  // otherwise checked as the pack is.
   const ddtc_status supported = ddtc_copy_supported(t, t);
   const ddtc_status copy = ddtc_copy(t, buffer, count, t, buffer + 32, count,
                                      lo, hi, nullptr, maxCtas);
