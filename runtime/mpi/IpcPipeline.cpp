@@ -428,7 +428,7 @@ KernelTraffic pullTraffic(const TypeInfo &info, int64_t bytes) {
 }
 
 bool pullFasterAcrossGpus(const TypeInfo &info, int64_t bytes) {
-  return info.copiesInWords &&
+  return copiesInWords(info) &&
          predictPullUs(pullSchedule(bytes), pullTraffic(info, bytes)) <
              predictIpcUs(ipcSchedule(bytes, info.traffic), info.traffic);
 }

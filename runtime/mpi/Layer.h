@@ -350,13 +350,10 @@ struct TypeInfo {
   /// (estimateReadAmplification in 64-byte pieces,
   /// estimateWriteAmplification): the model's kernel rates for the type.
   KernelTraffic traffic;
-  /// A receiver's ddtc_copy moves the type to a buffer of its own type
-  /// map in whole words of 4 bytes or more (copiesInWords in
-  /// TypeObject.h): a pull of it is one kernel a fragment on the receiver
-  /// (a narrower copy assembles its bytes in registers a few at a time: on
-  /// two H200s 41-byte records copied so took 1.4x the ring's time at 64
-  /// MiB; loaded as whole vectors around each record, 0.99-1.02x).
-  bool copiesInWords = false;
+  /// Whether a receiver's ddtc_copy moves the type to a buffer of its own
+  /// type map in whole words of 4 bytes or more (copiesInWords below):
+  /// -1 not asked yet, else 0 or 1.
+  mutable std::atomic<signed char> copiesInWords{-1};
   /// Names the type to peers (PeerTypes.cpp): unique in the process, never
   /// reused, so that a peer's copy of a freed type is never taken for a
   /// later one.
@@ -372,6 +369,17 @@ struct TypeInfo {
 inline bool contiguousFor(const TypeInfo &t, int64_t count) {
   return t.contiguous || (count == 1 && t.contiguousOnce);
 }
+
+/// Whether a receiver's ddtc_copy moves planned `info`'s type to a buffer
+/// of its own type map in whole words of 4 bytes or more (rt::copiesInWords):
+/// a pull of it is one kernel a fragment on the receiver (a narrower copy
+/// assembles its bytes in registers a few at a time: on two H200s 41-byte
+/// records copied so took 1.4x the ring's time at 64 MiB; loaded as whole
+/// vectors around each record, 0.99-1.02x). Asked at the first pull
+/// decision that needs it, not when the type is planned: for a strided
+/// type of several nests it plans the type's work units. False for a type
+/// not planned yet.
+bool copiesInWords(const TypeInfo &info);
 
 /// The info of `datatype` (decoded on first use and kept as an attribute),
 /// with a reference the caller drops with release(). Never fails: a type

@@ -92,7 +92,6 @@ void commitAndDescribe(TypeInfo *info) {
   const CanonicalLayout &layout = info->type->specialized->layout;
   info->traffic.read = estimateReadAmplification(layout, 64);
   info->traffic.write = estimateWriteAmplification(layout);
-  info->copiesInWords = rt::copiesInWords(*info->type);
   // Normalization merges touching runs and folds contiguous dimensions: a
   // type whose bytes leave no gap and come in memory order is one run (a
   // subarray of whole planes, a vector of touching blocks).
@@ -192,6 +191,19 @@ void typeSpan(const TypeInfo &t, int64_t count, int64_t &first, int64_t &span) {
   int64_t step = (count - 1) * t.extent;
   first = step < 0 ? lo + step : lo;
   span = (step < 0 ? hi : hi + step) - first;
+}
+
+bool copiesInWords(const TypeInfo &info) {
+  if (!info.planned.load(std::memory_order_acquire) || !info.type)
+    return false;
+  signed char known = info.copiesInWords.load(std::memory_order_acquire);
+  if (known < 0) {
+    // Two threads may both ask: the same answer, and the type's copy plan
+    // is made once under its own lock.
+    known = rt::copiesInWords(*info.type) ? 1 : 0;
+    info.copiesInWords.store(known, std::memory_order_release);
+  }
+  return known == 1;
 }
 
 } // namespace ddtc::mpi
