@@ -206,6 +206,21 @@ void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits) {
   plan.units = std::move(units);
 }
 
+bool planWorkUnits(const CanonicalLayout &layout, KernelPlan &out,
+                   std::string &error) {
+  KernelPlan plan = makeInitialPlan(layout);
+  if (!alignAccesses(plan, error))
+    return false;
+  // alignAccesses lists pieces only for layouts that are not all strided
+  // nests; work units need them for every layout.
+  int64_t split = 0;
+  if (plan.units.empty() && layout.size > 0 && !listPieces(plan, split, error))
+    return false;
+  cutWorkUnits(plan);
+  out = std::move(plan);
+  return true;
+}
+
 bool balanceWorkUnits(KernelPlan &plan) {
   // Alignment listed pieces exactly when the layout does not fit the
   // strided family (at the bound it was given).

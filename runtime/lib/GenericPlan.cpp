@@ -45,16 +45,10 @@ bool makeUnitsPlan(const CanonicalLayout &layout, int64_t maxUnits,
                    KernelPlan &out) {
   if (estimateUnits(layout) > maxUnits)
     return false;
-  KernelPlan plan = makeInitialPlan(layout);
+  KernelPlan plan;
   std::string error;
-  if (!alignAccesses(plan, error))
+  if (!planWorkUnits(layout, plan, error))
     return false;
-  // alignAccesses lists pieces only for layouts that are not all strided
-  // nests; the generic kernels need them for every layout.
-  int64_t split = 0;
-  if (plan.units.empty() && layout.size > 0 && !listPieces(plan, split, error))
-    return false;
-  cutWorkUnits(plan);
   plan.notes.push_back("generic: " + std::to_string(plan.units.size()) +
                        " work unit(s) of at most " +
                        std::to_string(plan.unitBytes) + " bytes, width " +

@@ -912,6 +912,19 @@ bool copiesInWords(ddtc_type_s &t) {
 }
 
 namespace {
+/// The fields the 2-D and the 3-D copy descriptors share for row block `r`
+/// from the instances at `a` to those at `b`: one plane of its rows.
+template <typename Copy>
+void setPlaneRows(Copy &p, const RowBlock &r, CUdeviceptr a, CUdeviceptr b) {
+  p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
+  p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
+  p.srcPitch = static_cast<size_t>(r.srcPitch);
+  p.dstPitch = static_cast<size_t>(r.dstPitch);
+  p.WidthInBytes = static_cast<size_t>(r.width);
+  p.Height = static_cast<size_t>(r.height);
+}
+
 /// ddtc_copy by the units copy kernel: `plan`'s units, at the same origin
 /// offsets in both buffers, one warp a unit.
 Status runUnitsCopy(const DriverAPI &api, DeviceContext &dc,
@@ -1026,25 +1039,13 @@ Status runCopy(ddtc_type_s &src, const void *srcOrigin, int64_t srcCount,
     CUresult rc;
     if (r.depth == 1) {
       CUDA_MEMCPY2D p{};
-      p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-      p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
-      p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
-      p.srcPitch = static_cast<size_t>(r.srcPitch);
-      p.dstPitch = static_cast<size_t>(r.dstPitch);
-      p.WidthInBytes = static_cast<size_t>(r.width);
-      p.Height = static_cast<size_t>(r.height);
+      setPlaneRows(p, r, a, b);
       rc = api->cuMemcpy2DAsync(&p, static_cast<CUstream>(stream));
     } else {
       CUDA_MEMCPY3D p{};
-      p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-      p.srcDevice = a + static_cast<CUdeviceptr>(r.srcOffset);
-      p.dstDevice = b + static_cast<CUdeviceptr>(r.dstOffset);
-      p.srcPitch = static_cast<size_t>(r.srcPitch);
-      p.dstPitch = static_cast<size_t>(r.dstPitch);
+      setPlaneRows(p, r, a, b);
       p.srcHeight = static_cast<size_t>(r.srcRowsPerPlane);
       p.dstHeight = static_cast<size_t>(r.dstRowsPerPlane);
-      p.WidthInBytes = static_cast<size_t>(r.width);
-      p.Height = static_cast<size_t>(r.height);
       p.Depth = static_cast<size_t>(r.depth);
       rc = api->cuMemcpy3DAsync(&p, static_cast<CUstream>(stream));
     }

@@ -110,8 +110,9 @@ Status commitType(ddtc_type_s &t);
 Status waitType(ddtc_type_s &t);
 Status typeKernelInfo(ddtc_type_s &t, ddtc_kernel_info &info);
 /// Packs (or unpacks) as ddtc_pack (ddtc_unpack) describes.
-/// Whether ddtc_copy serves the pair: both committed, each one strided nest
-/// in pack order (streamNest). The error says which type fails and why.
+/// Whether ddtc_copy serves the pair: both committed, and each one strided
+/// nest in pack order (streamNest) or both one type map whose work units
+/// average 256 bytes or more. The error says which type fails and why.
 Status copySupported(ddtc_type_s &src, ddtc_type_s &dst);
 /// Whether ddtc_copy moves committed `t` between two buffers of its type
 /// map in words of 4 bytes or more: a units copy of such a width, or a

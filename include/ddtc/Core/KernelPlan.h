@@ -174,6 +174,15 @@ bool listPieces(KernelPlan &plan, int64_t &split, std::string &error);
 /// maxCutUnits to get long units from small types.)
 void cutWorkUnits(KernelPlan &plan, int64_t maxCutUnits = kMaxCutUnits);
 
+/// A Units-family plan of `layout` whatever family the planning passes would
+/// pick for it: its runs (one instance, pack order) split into a prologue, a
+/// wide body and an epilogue at the access width alignAccesses proves
+/// (listPieces), then cut into work units (cutWorkUnits). What the generic
+/// kernels and ddtc_copy's units copy run. Fails with `error` set, leaving
+/// `out` alone, when the layout has too many runs to list.
+bool planWorkUnits(const CanonicalLayout &layout, KernelPlan &out,
+                   std::string &error);
+
 /// Runs shorter than this keep a strided plan at the width their own
 /// offsets, lengths and strides allow (at least 4) rather than the wider one
 /// their distance to the packed stream allows, whose chunks would often

@@ -20,19 +20,16 @@ namespace ddtc {
 namespace {
 
 /// What ddtc_copy does between two buffers of this one type map where the
-/// type is no stream nest: the units copy kernel of its work-unit plan (the
-/// runtime's makeUnitsPlan), when its units are long enough for a warp each.
+/// type is no stream nest: the units copy kernel of its work-unit plan
+/// (planWorkUnits), when its units are long enough for a warp each.
 std::string copyWithinTypeMap(const CanonicalLayout &layout) {
   const char *lead = "; between two buffers of this type: ";
   if (countRuns(layout) > kMaxTableRuns)
     return std::string(lead) + "no (too many runs to list)";
-  KernelPlan g = makeInitialPlan(layout);
+  KernelPlan g;
   std::string error;
-  int64_t split = 0;
-  if (!alignAccesses(g, error) ||
-      (g.units.empty() && !listPieces(g, split, error)))
+  if (!planWorkUnits(layout, g, error))
     return std::string(lead) + "no (" + error + ")";
-  cutWorkUnits(g);
   const int64_t mean = layout.size / std::max<int64_t>(1, g.units.size());
   if (unitsByChunks(g))
     return std::string(lead) + "no (work units of " + std::to_string(mean) +
